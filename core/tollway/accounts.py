@@ -1,0 +1,190 @@
+"""Accounts (tenants), their API keys and product subscriptions.
+
+Used by the CLI, the demo bootstrap and the developer product's key endpoints, so the
+rules (known scopes and plans only, key shown once, prefix in listings) live here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tollway.db import Database, utcnow
+from tollway.db.models import Account, ApiKey, Subscription
+from tollway.keys import generate_key, hash_key, key_prefix
+from tollway.registry import Plan, Registry
+
+
+class AccountError(ValueError):
+    """A request about accounts or keys that breaks a rule; the message says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedKey:
+    """A new key: ``key`` is the only time the full secret is available."""
+
+    id: int
+    key: str
+    prefix: str
+    name: str
+    scopes: tuple[str, ...]
+    is_admin: bool
+    created_at: datetime
+    expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    """A key as listings show it: never the secret, only its prefix."""
+
+    id: int
+    account_id: int
+    prefix: str
+    name: str
+    scopes: tuple[str, ...]
+    is_admin: bool
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+    @classmethod
+    def of(cls, key: ApiKey) -> KeyInfo:
+        return cls(
+            id=key.id,
+            account_id=key.account_id,
+            prefix=key.prefix,
+            name=key.name,
+            scopes=tuple(key.scopes),
+            is_admin=key.is_admin,
+            created_at=key.created_at,
+            expires_at=key.expires_at,
+            revoked_at=key.revoked_at,
+            last_used_at=key.last_used_at,
+        )
+
+
+class Accounts:
+    """Account, key and subscription operations checked against the registry."""
+
+    def __init__(self, database: Database, registry: Registry, plans: Mapping[str, Mapping[str, Plan]]) -> None:
+        self._database = database
+        self._registry = registry
+        self._plans = plans
+
+    async def create_account(self, name: str, subscriptions: Mapping[str, str] | None = None) -> int:
+        """Create an account subscribed to ``{product: plan}``; returns its id."""
+        if not name.strip():
+            raise AccountError("account name must not be empty")
+        async with self._database.transaction() as session:
+            account = Account(name=name.strip())
+            session.add(account)
+            await session.flush()
+            for product, plan in (subscriptions or {}).items():
+                await self._subscribe(session, account.id, product, plan)
+            return account.id
+
+    async def subscribe(self, account_id: int, product: str, plan: str) -> None:
+        """Subscribe the account to ``product`` on ``plan``, replacing any earlier plan."""
+        async with self._database.transaction() as session:
+            await self._require_account(session, account_id)
+            await self._subscribe(session, account_id, product, plan)
+
+    async def unsubscribe(self, account_id: int, product: str) -> None:
+        async with self._database.transaction() as session:
+            await session.execute(
+                update(Subscription)
+                .where(Subscription.account_id == account_id, Subscription.product == product)
+                .values(status="cancelled")
+            )
+
+    async def create_key(
+        self,
+        account_id: int,
+        *,
+        name: str = "default",
+        scopes: Iterable[str] = (),
+        all_scopes: bool = False,
+        admin: bool = False,
+        expires_in: timedelta | None = None,
+    ) -> CreatedKey:
+        """Create a key; unknown scopes are refused, the full key is returned once."""
+        granted = tuple(sorted(self._registry.scopes)) if all_scopes else tuple(dict.fromkeys(scopes))
+        unknown = [scope for scope in granted if scope not in self._registry.scopes]
+        if unknown:
+            raise AccountError(f"unknown scope(s): {', '.join(unknown)}")
+        if expires_in is not None and expires_in <= timedelta(0):
+            raise AccountError("expiry must be in the future")
+        secret = generate_key()
+        now = utcnow()
+        async with self._database.transaction() as session:
+            await self._require_account(session, account_id)
+            key = ApiKey(
+                account_id=account_id,
+                name=name,
+                prefix=key_prefix(secret),
+                key_hash=hash_key(secret),
+                scopes=list(granted),
+                is_admin=admin,
+                created_at=now,
+                expires_at=now + expires_in if expires_in is not None else None,
+            )
+            session.add(key)
+            await session.flush()
+            return CreatedKey(
+                id=key.id,
+                key=secret,
+                prefix=key.prefix,
+                name=name,
+                scopes=granted,
+                is_admin=admin,
+                created_at=now,
+                expires_at=key.expires_at,
+            )
+
+    async def list_keys(self, account_id: int) -> list[KeyInfo]:
+        async with self._database.sessions() as session:
+            keys = await session.scalars(
+                select(ApiKey).where(ApiKey.account_id == account_id).order_by(ApiKey.id)
+            )
+            return [KeyInfo.of(key) for key in keys]
+
+    async def revoke_key(self, key_id: int, *, account_id: int | None = None) -> bool:
+        """Revoke a key; ``False`` if no such (unrevoked) key, or not the account's."""
+        statement = update(ApiKey).where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None))
+        if account_id is not None:
+            statement = statement.where(ApiKey.account_id == account_id)
+        async with self._database.transaction() as session:
+            result = await session.execute(statement.values(revoked_at=utcnow()))
+            return bool(getattr(result, "rowcount", 0))
+
+    async def count(self) -> int:
+        async with self._database.sessions() as session:
+            return int(await session.scalar(select(func.count()).select_from(Account)) or 0)
+
+    async def _require_account(self, session: AsyncSession, account_id: int) -> None:
+        if await session.get(Account, account_id) is None:
+            raise AccountError(f"no account with id {account_id}")
+
+    async def _subscribe(self, session: AsyncSession, account_id: int, product: str, plan: str) -> None:
+        plans = self._plans.get(product)
+        if plans is None:
+            raise AccountError(f"unknown product {product!r}")
+        if plan not in plans:
+            raise AccountError(
+                f"product {product!r} has no plan {plan!r} (plans: {', '.join(plans)})"
+            )
+        existing = await session.scalar(
+            select(Subscription).where(
+                Subscription.account_id == account_id, Subscription.product == product
+            )
+        )
+        if existing is None:
+            session.add(Subscription(account_id=account_id, product=product, plan=plan))
+        else:
+            existing.plan = plan
+            existing.status = "active"

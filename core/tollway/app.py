@@ -1,0 +1,162 @@
+"""Turning a gateway into a Litestar application."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import Litestar, Request, Response, Router
+from litestar.di import Provide
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import Scope
+
+from tollway.errors import ApiError
+from tollway.gateway import Gateway
+from tollway.pipeline import (
+    GATE,
+    Caller,
+    Gate,
+    Pipeline,
+    current_caller,
+    gateway_guard,
+    request_id,
+    stamp_response_headers,
+)
+from tollway.plugins import call_each
+from tollway.registry import RegistrationError, RouteSet
+
+log = logging.getLogger("tollway")
+
+SECURITY_SCHEME = "apiKey"
+
+
+def create_app(gateway: Gateway) -> Litestar:
+    """The ASGI app serving every registered product through the gateway pipeline."""
+    registry = gateway.registry
+    call_each(
+        gateway.plugins.hook.tollway_register_routes,
+        lambda plugin: lambda product, handlers: registry.add_routes(
+            product, handlers, plugin=plugin
+        ),
+        gateway=gateway,
+    )
+    routers = [
+        Router(
+            path=registry.products[route_set.product].prefix,
+            route_handlers=list(route_set.handlers),
+            opt={"product": route_set.product, "plugin": route_set.plugin},
+            security=_security(route_set, gateway),
+        )
+        for route_set in registry.routes
+    ]
+
+    def provide_caller(request: Request[Any, Any, Any]) -> Caller:
+        return current_caller(request.scope)
+
+    app = Litestar(
+        route_handlers=routers,
+        guards=[gateway_guard],
+        before_send=[stamp_response_headers],
+        exception_handlers={Exception: _error_handler(gateway)},
+        dependencies={
+            "caller": Provide(provide_caller, sync_to_thread=False),
+            "gateway": Provide(lambda: gateway, sync_to_thread=False, use_cache=True),
+        },
+        on_startup=[gateway.start],
+        on_shutdown=[gateway.stop],
+        openapi_config=OpenAPIConfig(
+            title="tollway",
+            version="1.0.0",
+            path="/schema",
+            components=Components(
+                security_schemes={
+                    SECURITY_SCHEME: SecurityScheme(
+                        type="http", scheme="bearer", description="Authorization: Bearer <API key>"
+                    )
+                }
+            ),
+        ),
+        debug=gateway.settings.debug,
+    )
+    app.state["gateway"] = gateway
+    _attach_gates(app, gateway)
+    return app
+
+
+def _security(route_set: RouteSet, gateway: Gateway) -> list[dict[str, list[str]]] | None:
+    keyed = gateway.registry.products[route_set.product].keyed
+    return [{SECURITY_SCHEME: []}] if keyed else None
+
+
+def _attach_gates(app: Litestar, gateway: Gateway) -> None:
+    """Compute each route's gate once, failing start-up on an unguarded keyed route."""
+    pipeline = Pipeline.for_gateway(gateway)
+    registry = gateway.registry
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            opt = handler.opt
+            product_name = opt.get("product")
+            if product_name is None:
+                continue
+            product = registry.products[product_name]
+            # Litestar adds an OPTIONS handler to every path; preflight needs no key.
+            preflight = handler.http_methods == {"OPTIONS"} and "scope" not in opt
+            public = bool(opt.get("public")) or not product.keyed or preflight
+            scope = opt.get("scope")
+            admin = bool(opt.get("admin"))
+            where = f"plugin {opt.get('plugin')!r}, route {route.path}"
+            if not public and scope is None and not admin:
+                raise RegistrationError(f"{where}: declare scope=..., admin=True or public=True")
+            if scope is not None and scope not in registry.scopes:
+                raise RegistrationError(f"{where}: scope {scope!r} is not registered")
+            if public:
+                handler.security = []
+            opt[GATE] = Gate(product, pipeline, scope=scope, admin=admin, public=public)
+
+
+def _validation_message(error: ValidationException) -> str:
+    problems = []
+    for item in error.extra if isinstance(error.extra, list) else []:
+        if isinstance(item, dict):
+            key = item.get("key")
+            message = item.get("message", "invalid value")
+            problems.append(f"{key}: {message}" if key else str(message))
+    return "Invalid request: " + ("; ".join(problems) if problems else str(error.detail))
+
+
+def _error_handler(gateway: Gateway) -> Any:
+    registry = gateway.registry
+    mapper = gateway.error_mapper
+
+    def handle(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
+        scope: Scope = request.scope
+        handler = scope.get("route_handler")
+        gate: Gate | None = handler.opt.get(GATE) if handler is not None else None
+        product = gate.product if gate is not None else registry.product_for_path(scope["path"])
+        rid = request_id(scope)
+        headers: dict[str, str] = {}
+        extra: dict[str, Any] = {}
+        if isinstance(error, ApiError):
+            status, message, headers, extra = (
+                error.status_code,
+                error.message,
+                error.headers,
+                error.extra,
+            )
+        elif isinstance(error, ValidationException):
+            status, message = 400, _validation_message(error)
+        elif isinstance(error, HTTPException):
+            status, message = error.status_code, str(error.detail)
+            headers = dict(error.headers or {})
+        else:
+            status, message = 500, "Internal server error"
+            log.exception("unhandled error (request id %s)", rid, exc_info=error)
+        if status >= 500 and isinstance(error, HTTPException):
+            status, message = 500, "Internal server error"
+        return mapper.to_response(
+            status, message, product, request_id=rid, headers=headers, extra=extra
+        )
+
+    return handle

@@ -1,0 +1,111 @@
+"""API key authentication: the key authenticator hook and its database default."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from sqlalchemy import select
+
+from tollway.db import Database
+from tollway.db.models import ApiKey, Subscription
+from tollway.keys import hash_key, is_well_formed
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: an API key of an account, with what it may do."""
+
+    key_id: int
+    account_id: int
+    name: str
+    prefix: str
+    scopes: frozenset[str]
+    is_admin: bool
+    expires_at: float | None
+    """Epoch seconds after which the key is refused, or ``None``."""
+    plans: Mapping[str, str]
+    """Product name -> plan name of the account's active subscriptions."""
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and now >= self.expires_at
+
+
+class KeyAuthenticator(Protocol):
+    async def authenticate(self, key: str) -> Principal | None:
+        """The principal for a presented key, or ``None`` if unknown or revoked.
+
+        Expiry is checked by the caller on every request, so a cached principal
+        still stops working the second its key expires.
+        """
+        ...
+
+    def forget(self, key_id: int | None = None) -> None:
+        """Drop cached principals (one key's, or all) after a change to keys or plans."""
+        ...
+
+
+class DatabaseKeyAuthenticator:
+    """Looks keys up by hash, caching answers (also "unknown") for ``ttl`` seconds.
+
+    The TTL bounds how long a key revoked by another gateway process keeps working;
+    the process that revokes a key forgets it at once.
+    """
+
+    def __init__(self, database: Database, ttl: float = 1.0, max_entries: int = 100_000) -> None:
+        self._database = database
+        self._ttl = ttl
+        self._max_entries = max_entries
+        self._cache: dict[str, tuple[float, Principal | None]] = {}
+
+    async def authenticate(self, key: str) -> Principal | None:
+        if not is_well_formed(key):
+            return None
+        digest = hash_key(key)
+        now = time.monotonic()
+        cached = self._cache.get(digest)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        principal = await self._load(digest)
+        if len(self._cache) >= self._max_entries:
+            self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
+            if len(self._cache) >= self._max_entries:
+                self._cache.clear()
+        self._cache[digest] = (now + self._ttl, principal)
+        return principal
+
+    def forget(self, key_id: int | None = None) -> None:
+        if key_id is None:
+            self._cache.clear()
+            return
+        self._cache = {
+            digest: entry
+            for digest, entry in self._cache.items()
+            if entry[1] is None or entry[1].key_id != key_id
+        }
+
+    async def _load(self, digest: str) -> Principal | None:
+        async with self._database.sessions() as session:
+            key = await session.scalar(
+                select(ApiKey).where(ApiKey.key_hash == digest, ApiKey.revoked_at.is_(None))
+            )
+            if key is None:
+                return None
+            rows = await session.execute(
+                select(Subscription.product, Subscription.plan).where(
+                    Subscription.account_id == key.account_id, Subscription.status == "active"
+                )
+            )
+            plans = {product: plan for product, plan in rows}
+        return Principal(
+            key_id=key.id,
+            account_id=key.account_id,
+            name=key.name,
+            prefix=key.prefix,
+            scopes=frozenset(key.scopes),
+            is_admin=key.is_admin,
+            expires_at=key.expires_at.timestamp() if key.expires_at else None,
+            plans=plans,
+        )

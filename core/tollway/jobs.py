@@ -1,0 +1,75 @@
+"""Background jobs: the queue hook and its in-process asyncio default.
+
+A job is a named async function registered on the queue plus JSON-able keyword
+arguments, so the same job can later run on another process's queue (SAQ) unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+log = logging.getLogger("tollway.jobs")
+
+JobFunction = Callable[..., Awaitable[None]]
+
+
+class JobQueue(Protocol):
+    def register(self, name: str, function: JobFunction) -> None:
+        """Make ``function`` runnable as job ``name``; names are global."""
+        ...
+
+    async def enqueue(self, name: str, /, **kwargs: Any) -> None:
+        """Run job ``name`` with ``kwargs`` in the background, soon."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None:
+        """Stop taking jobs and wait for running ones to finish."""
+        ...
+
+
+class InProcessJobQueue:
+    """Runs jobs as tasks on the gateway's event loop, ``concurrency`` at a time.
+
+    Jobs die with the process: durable work belongs on the Redis-backed queue.
+    """
+
+    def __init__(self, concurrency: int = 8) -> None:
+        self._functions: dict[str, JobFunction] = {}
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self._concurrency = concurrency
+        self._workers: list[asyncio.Task[None]] = []
+
+    def register(self, name: str, function: JobFunction) -> None:
+        if name in self._functions:
+            raise ValueError(f"job {name!r} is already registered")
+        self._functions[name] = function
+
+    async def enqueue(self, name: str, /, **kwargs: Any) -> None:
+        if name not in self._functions:
+            raise KeyError(f"unknown job {name!r}")
+        await self._queue.put((name, kwargs))
+
+    async def start(self) -> None:
+        self._workers = [asyncio.create_task(self._work()) for _ in range(self._concurrency)]
+
+    async def stop(self) -> None:
+        await self._queue.join()
+        for worker in self._workers:
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+
+    async def _work(self) -> None:
+        while True:
+            name, kwargs = await self._queue.get()
+            try:
+                await self._functions[name](**kwargs)
+            except Exception:
+                log.exception("job %s failed", name)
+            finally:
+                self._queue.task_done()

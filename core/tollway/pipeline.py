@@ -1,0 +1,207 @@
+"""The request path: key -> subscription -> scope -> per-product rate limit.
+
+Runs as one ``async def`` guard before the handler (and before the body is parsed),
+so a request without a valid key never costs body decoding. What it learns is left in
+the ASGI scope's state: the caller for the handler, the rate limit headers for the
+``before_send`` hook that stamps every response.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from litestar.connection import ASGIConnection
+from litestar.di import NamedDependency
+from litestar.handlers import BaseRouteHandler
+from litestar.types import Message, Scope
+
+from tollway.auth import KeyAuthenticator, Principal
+from tollway.errors import Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized
+from tollway.plans import daily_quota
+from tollway.ratelimit import Decision, Quota, RateLimiter, RateLimiterUnavailable
+from tollway.registry import Plan, Product
+from tollway.scopes import ScopeChecker
+from tollway.settings import FailurePolicy
+
+if TYPE_CHECKING:
+    from tollway.gateway import Gateway
+
+log = logging.getLogger("tollway.pipeline")
+
+GATE = "tollway.gate"
+CALLER = "tollway.caller"
+RESPONSE_HEADERS = "tollway.headers"
+REQUEST_ID = "tollway.request_id"
+
+_REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{8,128}")
+_BEARER = "bearer "
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """What a route requires, computed once at start-up from its ``opt``."""
+
+    product: Product
+    pipeline: Pipeline
+    scope: str | None = None
+    admin: bool = False
+    public: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """An admitted request's identity, plan and rate limit state, for handlers."""
+
+    principal: Principal
+    product: Product
+    plan: Plan
+    decision: Decision | None
+    """``None`` when the limiter was unreachable and the policy let the request in."""
+
+
+CurrentCaller = NamedDependency[Caller]
+"""Annotate a handler parameter named ``caller`` with this to receive the caller."""
+
+
+def request_id(scope: Scope) -> str:
+    """This request's id: a well-formed inbound ``X-Request-ID`` is kept (so a load
+    balancer's id follows the request), otherwise a new random one."""
+    state = scope.setdefault("state", {})
+    current: str | None = state.get(REQUEST_ID)
+    if current is None:
+        current = ""
+        for name, value in scope.get("headers", ()):
+            if name == b"x-request-id":
+                inbound = value.decode("latin-1")
+                if _REQUEST_ID_PATTERN.fullmatch(inbound):
+                    current = inbound
+                break
+        current = current or secrets.token_hex(16)
+        state[REQUEST_ID] = current
+    return current
+
+
+async def stamp_response_headers(message: Message, scope: Scope) -> None:
+    """``before_send`` hook: every response gets its request id and rate limit headers."""
+    if message["type"] != "http.response.start":
+        return
+    headers = list(message.get("headers", ()))
+    headers.append((b"x-request-id", request_id(scope).encode()))
+    extra = scope["state"].get(RESPONSE_HEADERS)
+    if extra:
+        headers.extend(extra)
+    message["headers"] = headers
+
+
+def _bearer_token(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            text = value.decode("latin-1")
+            if text[:7].lower() == _BEARER:
+                return text[7:].strip()
+            return None
+    return None
+
+
+class Pipeline:
+    """The gateway checks, in the spec's order, with every mechanism from its hook."""
+
+    def __init__(
+        self,
+        authenticator: KeyAuthenticator,
+        checker: ScopeChecker,
+        limiter: RateLimiter,
+        plans: Mapping[str, Mapping[str, Plan]],
+        failure_policy: FailurePolicy,
+    ) -> None:
+        self.authenticator = authenticator
+        self.checker = checker
+        self.limiter = limiter
+        self.plans = plans
+        self.failure_policy = failure_policy
+        self._quotas: dict[tuple[str, str], Quota] = {
+            (product, name): daily_quota(plan)
+            for product, product_plans in plans.items()
+            for name, plan in product_plans.items()
+        }
+
+    @classmethod
+    def for_gateway(cls, gateway: Gateway) -> Pipeline:
+        return cls(
+            gateway.authenticator,
+            gateway.scope_checker,
+            gateway.rate_limiter,
+            gateway.plans,
+            gateway.settings.rate_limit_failure,
+        )
+
+    async def admit(self, scope: Scope, gate: Gate) -> Caller:
+        token = _bearer_token(scope)
+        if not token:
+            raise Unauthorized(
+                "Missing API key: send 'Authorization: Bearer <API key>'",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        principal = await self.authenticator.authenticate(token)
+        if principal is None:
+            raise Unauthorized("Invalid API key", headers={"WWW-Authenticate": "Bearer"})
+        if principal.expired(time.time()):
+            raise Unauthorized("API key has expired", headers={"WWW-Authenticate": "Bearer"})
+        product = gate.product.name
+        plan_name = principal.plans.get(product)
+        plan = self.plans[product].get(plan_name) if plan_name is not None else None
+        if plan is None:
+            raise Forbidden(f"No active subscription to the '{product}' product")
+        if gate.admin and not principal.is_admin:
+            raise Forbidden("This endpoint requires an admin API key")
+        quota = self._quotas[(product, plan.name)]
+        key = f"{product}:{principal.account_id}"
+        if gate.scope is not None and not self.checker.grants(principal.scopes, gate.scope):
+            await self._decide(scope, key, quota, consume=False)
+            raise Forbidden(f"API key lacks the required scope '{gate.scope}'")
+        decision = await self._decide(scope, key, quota, consume=True)
+        if decision is not None and not decision.allowed:
+            raise TooManyRequests(
+                f"Rate limit of {decision.limit} requests per day for the '{product}' "
+                f"product exceeded; retry after {decision.retry_after} s"
+            )
+        return Caller(principal, gate.product, plan, decision)
+
+    async def _decide(self, scope: Scope, key: str, quota: Quota, *, consume: bool) -> Decision | None:
+        try:
+            if consume:
+                decision = await self.limiter.hit(key, quota)
+            else:
+                decision = await self.limiter.peek(key, quota)
+        except RateLimiterUnavailable:
+            if self.failure_policy == "closed":
+                raise ServiceUnavailable(
+                    "Rate limiting is temporarily unavailable; retry shortly",
+                    headers={"Retry-After": "1"},
+                ) from None
+            log.warning("rate limiter unreachable; admitting %s (policy: open)", key)
+            return None
+        scope["state"][RESPONSE_HEADERS] = decision.headers()
+        return decision
+
+
+async def gateway_guard(
+    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+) -> None:
+    """The app-wide guard: runs the pipeline for keyed routes, nothing for public ones."""
+    gate: Gate | None = handler.opt.get(GATE)
+    if gate is None or gate.public:
+        return
+    connection.scope["state"][CALLER] = await gate.pipeline.admit(connection.scope, gate)
+
+
+def current_caller(scope: Scope) -> Caller:
+    """The caller admitted by the pipeline for this request (keyed routes only)."""
+    caller: Caller = scope["state"][CALLER]
+    return caller

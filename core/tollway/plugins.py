@@ -1,0 +1,86 @@
+"""Finding and loading plugins, and collecting what they register.
+
+Installed plugins announce themselves in the ``tollway.plugins`` entry point group;
+a deployment may narrow them with an allow-list (``--plugins`` / ``TOLLWAY_PLUGINS``).
+The core's defaults are registered first, like any plugin, and marked ``trylast``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Sequence
+from importlib.metadata import entry_points
+from typing import Any
+
+import pluggy
+
+from tollway import hookspecs
+from tollway.registry import Registry, RegistrationError
+
+ENTRY_POINT_GROUP = "tollway.plugins"
+
+DEFAULT_PLUGINS = (
+    "tollway.defaults.core",
+    "tollway.defaults.keys",
+    "tollway.defaults.scopes",
+    "tollway.defaults.ratelimit",
+    "tollway.defaults.webhooks",
+    "tollway.defaults.errors",
+    "tollway.defaults.jobs",
+)
+
+
+def installed_plugins() -> dict[str, Any]:
+    """Entry point name -> entry point, for every installed product plugin."""
+    return {point.name: point for point in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def plugin_manager(
+    allow: Sequence[str] | None = None, extra: Iterable[tuple[str, object]] = ()
+) -> pluggy.PluginManager:
+    """A plugin manager holding the core defaults, the allowed installed plugins and
+    ``extra`` ``(name, plugin)`` pairs (for plugins that are not installed)."""
+    manager = pluggy.PluginManager("tollway")
+    manager.add_hookspecs(hookspecs)
+    for module in DEFAULT_PLUGINS:
+        manager.register(importlib.import_module(module), name=module)
+    available = installed_plugins()
+    if allow is not None:
+        unknown = sorted(set(allow) - set(available) - {name for name, _ in extra})
+        if unknown:
+            raise RegistrationError(
+                f"unknown plugin(s) {', '.join(unknown)}; installed: "
+                f"{', '.join(sorted(available)) or 'none'}"
+            )
+    for name, point in sorted(available.items()):
+        if allow is None or name in allow:
+            manager.register(point.load(), name=name)
+    for name, plugin in extra:
+        manager.register(plugin, name=name)
+    return manager
+
+
+def call_each(
+    hook: pluggy.HookCaller, make_register: Callable[[str], Callable[..., None]], **kwargs: Any
+) -> None:
+    """Call every implementation of a registration hook with a ``register`` callback
+    bound to the implementing plugin, so the registry knows who registered what."""
+    for impl in reversed(hook.get_hookimpls()):
+        arguments = {"register": make_register(impl.plugin_name), **kwargs}
+        impl.function(*(arguments[name] for name in impl.argnames))
+
+
+def collect(manager: pluggy.PluginManager) -> Registry:
+    """Run the registration hooks (routes excepted) into a fresh registry."""
+    registry = Registry()
+    hook = manager.hook
+
+    def bind(method: Callable[..., None]) -> Callable[[str], Callable[..., None]]:
+        return lambda plugin: lambda *args: method(*args, plugin=plugin)
+
+    call_each(hook.tollway_register_products, bind(registry.add_product))
+    call_each(hook.tollway_register_scopes, bind(registry.add_scope))
+    call_each(hook.tollway_register_events, bind(registry.add_event))
+    call_each(hook.tollway_register_models, bind(registry.add_models))
+    call_each(hook.tollway_register_plans, bind(registry.add_plan))
+    return registry

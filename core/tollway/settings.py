@@ -1,0 +1,121 @@
+"""Gateway settings: defaults, overridden by a TOML file, overridden by the environment.
+
+The TOML file (``TOLLWAY_CONFIG``) has a ``[gateway]`` table with the fields of
+:class:`Settings` and a ``[products.<name>.plans.<plan>]`` table per plan override.
+Every field can also be set as ``TOLLWAY_<FIELD>`` in the environment, which wins.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+FailurePolicy = Literal["open", "closed"]
+
+
+class PlanOverride(msgspec.Struct, forbid_unknown_fields=True):
+    """A plan's settings as written in the config file; unset fields keep the default."""
+
+    requests_per_day: int | None = None
+    features: list[str] | None = None
+    rank: int | None = None
+    description: str | None = None
+
+
+class ProductConfig(msgspec.Struct, forbid_unknown_fields=True):
+    plans: dict[str, PlanOverride] = {}
+    settings: dict[str, Any] = {}
+
+
+class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Everything a deployment can configure."""
+
+    database_url: str = "sqlite+aiosqlite:///./tollway.db"
+    """SQLAlchemy async URL. PostgreSQL: ``postgresql+asyncpg://user@host/db``."""
+
+    redis_url: str | None = None
+    """When set, rate limits (and later jobs) use Redis instead of process memory."""
+
+    plugins: list[str] | None = None
+    """Allow-list of product plugins to load; ``None`` loads every installed one."""
+
+    rate_limit_failure: FailurePolicy = "open"
+    """What a request gets when the rate limiter backend is unreachable: ``open`` lets
+    it through (and logs), ``closed`` answers 503."""
+
+    rate_limit_prefix: str = "tollway:rl:"
+    """Prefix of every rate limit key in Redis, so several deployments can share one."""
+
+    redis_timeout: float = 0.25
+    """Seconds a Redis call may take before the backend counts as unreachable."""
+
+    key_cache_ttl: float = 1.0
+    """Seconds an authenticated key is cached in process: the bound on how long a key
+    revoked on another gateway process keeps working."""
+
+    auto_migrate: bool = True
+    """Apply database migrations on ``tollway serve``."""
+
+    demo: bool = True
+    """On an empty database, ``serve`` creates a demo account and prints its key."""
+
+    trusted_proxies: list[str] = []
+    """Peers whose ``X-Forwarded-For`` is believed (addresses or CIDR networks)."""
+
+    debug: bool = False
+
+    products: dict[str, ProductConfig] = {}
+    """Per-product plan overrides and product settings, from the config file only."""
+
+    def product(self, name: str) -> ProductConfig:
+        return self.products.get(name) or ProductConfig()
+
+
+_ENV_PREFIX = "TOLLWAY_"
+
+
+def _from_env(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for field in msgspec.structs.fields(Settings):
+        if field.name == "products":
+            continue
+        raw = environ.get(_ENV_PREFIX + field.name.upper())
+        if raw is None or raw == "":
+            continue
+        if field.name in ("plugins", "trusted_proxies"):
+            values[field.name] = [item.strip() for item in raw.split(",") if item.strip()]
+        elif field.type is bool:
+            values[field.name] = raw.strip().lower() in ("1", "true", "yes", "on")
+        else:
+            values[field.name] = raw
+    return values
+
+
+def load_settings(
+    config_path: str | Path | None = None,
+    environ: dict[str, str] | None = None,
+    **overrides: Any,
+) -> Settings:
+    """Build settings from the TOML file, then the environment, then ``overrides``.
+
+    ``config_path`` defaults to ``TOLLWAY_CONFIG``. Raises ``ValueError`` with the
+    offending field named when a value has the wrong type.
+    """
+    env = os.environ if environ is None else environ
+    path = config_path or env.get("TOLLWAY_CONFIG")
+    values: dict[str, Any] = {}
+    if path:
+        document = tomllib.loads(Path(path).read_text())
+        values.update(document.get("gateway", {}))
+        if "products" in document:
+            values["products"] = document["products"]
+    values.update(_from_env(env))
+    values.update({key: value for key, value in overrides.items() if value is not None})
+    try:
+        return msgspec.convert(values, Settings, strict=False)
+    except msgspec.ValidationError as error:
+        raise ValueError(f"invalid tollway configuration: {error}") from error

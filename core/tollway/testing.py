@@ -1,0 +1,173 @@
+"""pytest fixtures for testing tollway and its plugins against real backends.
+
+Loaded automatically (``pytest11`` entry point). Tests that take ``gateway_factory``
+run twice: on SQLite with the in-memory limiter, and on PostgreSQL with Redis. When
+PostgreSQL or Redis cannot be reached the PostgreSQL run is skipped locally and fails
+under ``CI=true``.
+
+Settings: ``TOLLWAY_TEST_POSTGRES_URL`` (default the local ``test`` database, used to
+create a throwaway database per session), ``TOLLWAY_TEST_REDIS_URL``, and
+``TOLLWAY_TEST_BACKENDS`` (``sqlite``, ``postgresql`` or both, comma-separated).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from tollway.app import create_app
+from tollway.gateway import Gateway
+from tollway.settings import load_settings
+
+POSTGRES_URL = os.environ.get(
+    "TOLLWAY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+REDIS_URL = os.environ.get("TOLLWAY_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+BACKENDS = [
+    name.strip()
+    for name in os.environ.get("TOLLWAY_TEST_BACKENDS", "sqlite,postgresql").split(",")
+    if name.strip()
+]
+
+
+def unavailable(reason: str) -> None:
+    """Skip locally, fail in CI: a backend test must never pass by not running."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"backend unavailable in CI: {reason}")
+    pytest.skip(reason)
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    database_url: str
+    redis_url: str | None
+
+
+async def _create_postgres_database() -> str:
+    import asyncpg
+
+    name = f"tollway_test_{secrets.token_hex(4)}"
+    connection = await asyncpg.connect(POSTGRES_URL, timeout=5)
+    try:
+        await connection.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await connection.close()
+    base = POSTGRES_URL.rsplit("/", 1)[0]
+    return f"{base}/{name}".replace("postgresql://", "postgresql+asyncpg://", 1)
+
+
+async def _drop_postgres_database(url: str) -> None:
+    import asyncpg
+
+    name = url.rsplit("/", 1)[1]
+    connection = await asyncpg.connect(POSTGRES_URL, timeout=5)
+    try:
+        await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await connection.close()
+
+
+async def _redis_reachable(url: str) -> bool:
+    import redis.asyncio as redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=2)
+    try:
+        return bool(await client.ping())
+    except (OSError, redis.ConnectionError):
+        return False
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+async def backend(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Backend]:
+    """A database (and Redis for PostgreSQL) for this test session."""
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("sqlite") / "tollway.db"
+        yield Backend("sqlite", f"sqlite+aiosqlite:///{path}", None)
+        return
+    try:
+        url = await _create_postgres_database()
+    except Exception as error:  # asyncpg raises its own errors besides OSError
+        unavailable(f"PostgreSQL at {POSTGRES_URL} unreachable: {error}")
+        return
+    if not await _redis_reachable(REDIS_URL):
+        await _drop_postgres_database(url)
+        unavailable(f"Redis at {REDIS_URL} unreachable")
+        return
+    try:
+        yield Backend("postgresql", url, REDIS_URL)
+    finally:
+        await _drop_postgres_database(url)
+
+
+GatewayFactory = Callable[..., Awaitable[Gateway]]
+
+
+async def _clear(gateway: Gateway) -> None:
+    tables = [table for item in gateway.registry.models for table in item.metadata.sorted_tables]
+    async with gateway.database.transaction() as session:
+        if gateway.database.is_sqlite:
+            for table in reversed(tables):
+                await session.execute(table.delete())
+        else:
+            names = ", ".join(f'"{table.name}"' for table in tables)
+            await session.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+
+
+@pytest.fixture
+async def gateway_factory(backend: Backend) -> AsyncIterator[GatewayFactory]:
+    """``await gateway_factory(plugins=[...], extra_plugins=[(name, obj)], **settings)``:
+    a migrated gateway on an empty database with its own rate limit namespace."""
+    made: list[Gateway] = []
+
+    async def make(
+        plugins: list[str] | None = None,
+        extra_plugins: Iterable[tuple[str, object]] = (),
+        **overrides: Any,
+    ) -> Gateway:
+        options: dict[str, Any] = {
+            "database_url": backend.database_url,
+            "redis_url": backend.redis_url,
+            "rate_limit_prefix": f"tollway-test:{secrets.token_hex(6)}:",
+            "demo": False,
+        }
+        options.update(overrides)
+        settings = load_settings(environ={}, plugins=plugins, **options)
+        gateway = Gateway(settings, extra_plugins=extra_plugins)
+        made.append(gateway)
+        await gateway.migrate()
+        await _clear(gateway)
+        return gateway
+
+    yield make
+    for gateway in made:
+        await gateway.database.dispose()
+
+
+@asynccontextmanager
+async def gateway_client(gateway: Gateway) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client talking to the gateway's app in-process, on the test's own event
+    loop (database connections are bound to it), with the app's lifespan run around."""
+    app = create_app(gateway)
+    transport = httpx.ASGITransport(app=app)
+    async with app.lifespan(), httpx.AsyncClient(
+        transport=transport, base_url="http://testserver"
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+def anyio_backend() -> Iterator[str]:
+    yield "asyncio"
