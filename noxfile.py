@@ -1,0 +1,59 @@
+"""Every developer task, in one place: ``nox -s tests``, ``contracts``, ``lint``,
+``bench``, ``serve``. Each session installs the core, every plugin under plugins/
+and the harness in editable mode into its own virtualenv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+PLUGINS = sorted(str(path.parent) for path in ROOT.glob("plugins/*/pyproject.toml"))
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+def install(session: nox.Session, *extras: str) -> None:
+    core = f".[{','.join(extras)}]" if extras else "."
+    editable = [item for path in (core, *PLUGINS, "harness") for item in ("-e", path)]
+    session.install(*editable)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The whole suite: SQLite + memory limiter, then PostgreSQL + Redis (both in one
+    run: backend fixtures are parametrized), contract tests included."""
+    install(session, "test")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def contracts(session: nox.Session) -> None:
+    """Only the schemathesis contract tests and the drift test."""
+    install(session, "test")
+    session.run("pytest", "-m", "contract", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    install(session, "test", "lint")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy", "core/tollway", *(f"{path}" for path in PLUGINS), "harness/tollway_harness")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Gateway overhead against a bare Litestar route, driven by wrk; see bench/."""
+    install(session, "test")
+    session.run("python", "bench/run.py", *session.posargs)
+
+
+@nox.session
+def serve(session: nox.Session) -> None:
+    """The gateway with every plugin on SQLite and the in-memory limiter; prints a
+    demo key on first start. Extra arguments go to ``tollway serve``."""
+    install(session)
+    session.run("tollway", "serve", *session.posargs)
