@@ -25,7 +25,7 @@ from tollway.pipeline import (
     stamp_response_headers,
 )
 from tollway.plugins import call_each
-from tollway.registry import RegistrationError, RouteSet
+from tollway.registry import RegistrationError
 
 log = logging.getLogger("tollway")
 
@@ -47,7 +47,6 @@ def create_app(gateway: Gateway) -> Litestar:
             path=registry.products[route_set.product].prefix,
             route_handlers=list(route_set.handlers),
             opt={"product": route_set.product, "plugin": route_set.plugin},
-            security=_security(route_set, gateway),
         )
         for route_set in registry.routes
     ]
@@ -85,11 +84,6 @@ def create_app(gateway: Gateway) -> Litestar:
     return app
 
 
-def _security(route_set: RouteSet, gateway: Gateway) -> list[dict[str, list[str]]] | None:
-    keyed = gateway.registry.products[route_set.product].keyed
-    return [{SECURITY_SCHEME: []}] if keyed else None
-
-
 def _attach_gates(app: Litestar, gateway: Gateway) -> None:
     """Compute each route's gate once, failing start-up on an unguarded keyed route."""
     pipeline = Pipeline.for_gateway(gateway)
@@ -111,8 +105,8 @@ def _attach_gates(app: Litestar, gateway: Gateway) -> None:
                 raise RegistrationError(f"{where}: declare scope=..., admin=True or public=True")
             if scope is not None and scope not in registry.scopes:
                 raise RegistrationError(f"{where}: scope {scope!r} is not registered")
-            if public:
-                handler.security = []
+            if not public:
+                handler.security = [{SECURITY_SCHEME: []}]
             opt[GATE] = Gate(product, pipeline, scope=scope, admin=admin, public=public)
 
 

@@ -166,9 +166,9 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     for name, product in sorted(registry.products.items()):
         plugin = registry.owners[f"product:{name}"]
         print(f"{plugin}: product {name} at {product.prefix}")
-        for scope in sorted(s for s in registry.scopes.values() if s.plugin == plugin):
+        for scope in (s for s in registry.scopes.values() if s.plugin == plugin):
             print(f"  scope {scope.name}: {scope.description}")
-        for event in sorted(e for e in registry.events.values() if e.plugin == plugin):
+        for event in (e for e in registry.events.values() if e.plugin == plugin):
             print(f"  event {event.name}: {event.description}")
         plans = registry.plans.get(name, {})
         print(f"  plans {', '.join(plans)}")

@@ -1,0 +1,1 @@
+"""tollway's code-generation product: QR codes and linear barcodes at ``/v1/code``."""

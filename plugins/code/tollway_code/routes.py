@@ -1,0 +1,92 @@
+"""HTTP handlers of the code product; rendering lives in ``render``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from litestar import Response, get, post
+from litestar.params import JSONBody
+
+from tollway import BadRequest, CurrentCaller, Forbidden, ServiceUnavailable
+
+from tollway_code.render import (
+    CODE_TYPES,
+    RenderError,
+    render_barcode,
+    render_batch,
+    render_qr,
+)
+from tollway_code.schemas import (
+    BarcodeRequest,
+    BatchQrRequest,
+    BatchQrResponse,
+    KeyInfo,
+    QrRequest,
+    TypesResponse,
+    UsageResponse,
+)
+
+_IMAGE_RESPONSE = {"media_type": "image/png", "status_code": 200}
+BATCH_FEATURE = "batch"
+"""Plan feature that unlocks ``POST /v1/code/batch/qr`` (the spec's "Pro or higher")."""
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
+
+
+@post("/qr", scope="code:qr:generate", generate_examples=False, **_IMAGE_RESPONSE)
+async def generate_qr(data: JSONBody[QrRequest]) -> Response[bytes]:
+    try:
+        image = render_qr(data)
+    except RenderError as error:
+        raise BadRequest(str(error)) from None
+    return Response(image.content, media_type=image.media_type)
+
+
+@post("/barcode", scope="code:barcode:generate", generate_examples=False, **_IMAGE_RESPONSE)
+async def generate_barcode(data: JSONBody[BarcodeRequest]) -> Response[bytes]:
+    try:
+        image = render_barcode(data)
+    except RenderError as error:
+        raise BadRequest(str(error)) from None
+    return Response(image.content, media_type=image.media_type)
+
+
+@post("/batch/qr", scope="code:batch:write", status_code=200, generate_examples=False)
+async def generate_qr_batch(data: JSONBody[BatchQrRequest], caller: CurrentCaller) -> BatchQrResponse:
+    if BATCH_FEATURE not in caller.plan.features:
+        raise Forbidden(
+            f"Batch QR generation needs the Pro plan or higher; "
+            f"this account is on the '{caller.plan.name}' plan"
+        )
+    try:
+        return render_batch(data)
+    except RenderError as error:
+        raise BadRequest(str(error)) from None
+
+
+@get("/usage", scope="code:usage:read")
+async def usage(caller: CurrentCaller) -> UsageResponse:
+    decision = caller.decision
+    if decision is None:
+        raise ServiceUnavailable("Usage is unavailable while the rate limiter is unreachable")
+    principal = caller.principal
+    return UsageResponse(
+        product=caller.product.name,
+        plan=caller.plan.name,
+        limit=decision.limit,
+        used=decision.limit - decision.remaining,
+        remaining=decision.remaining,
+        window_start=_iso(decision.reset_at - decision.window),
+        resets_at=_iso(decision.reset_at),
+        key=KeyInfo(id=principal.key_id, prefix=principal.prefix, name=principal.name),
+    )
+
+
+@get("/types", public=True)
+async def code_types() -> TypesResponse:
+    return TypesResponse(data=list(CODE_TYPES), total=len(CODE_TYPES))
+
+
+ROUTES = [generate_qr, generate_barcode, generate_qr_batch, usage, code_types]

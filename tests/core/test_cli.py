@@ -1,0 +1,147 @@
+"""The ``tollway`` command as scripts use it, in real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    environment = {
+        key: value for key, value in os.environ.items() if not key.startswith("TOLLWAY_")
+    }
+    environment["TOLLWAY_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    return environment
+
+
+def tollway(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "tollway.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"tollway {' '.join(args)} failed:\n{result.stderr}")
+    return result
+
+
+def test_accounts_and_keys_lifecycle(env: dict[str, str]) -> None:
+    account = tollway(env, "accounts", "create", "acme", "--subscribe", "code=pro").stdout
+    assert re.fullmatch(r"\d+\n", account)
+    key = tollway(
+        env, "keys", "create", "--account", account.strip(), "--name", "ci",
+        "--scope", "code:qr:generate", "--expires-in", "30",
+    ).stdout
+    assert re.fullmatch(r"tw_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}\n", key)
+    listing = tollway(env, "keys", "list", "--account", account.strip()).stdout
+    assert key.strip()[:11] in listing
+    assert key.strip() not in listing
+    key_id = listing.split("\t", 1)[0]
+    tollway(env, "keys", "revoke", key_id)
+    assert "\trevoked\t" in tollway(env, "keys", "list", "--account", account.strip()).stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("accounts", "create", "acme", "--subscribe", "code=platinum"),
+        ("accounts", "create", "acme", "--subscribe", "nothing=free"),
+        ("keys", "create", "--account", "999", "--all-scopes"),
+        ("keys", "revoke", "999"),
+    ],
+    ids=["unknown-plan", "unknown-product", "unknown-account", "unknown-key"],
+)
+def test_mistakes_exit_2_with_a_message(env: dict[str, str], args: tuple[str, ...]) -> None:
+    result = tollway(env, *args, check=False)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("tollway: ")
+
+
+def test_keys_with_unknown_scopes_are_refused(env: dict[str, str]) -> None:
+    account = tollway(env, "accounts", "create", "acme").stdout.strip()
+    result = tollway(env, "keys", "create", "--account", account, "--scope", "code:qr:nope", check=False)
+    assert result.returncode == 2
+    assert "code:qr:nope" in result.stderr
+
+
+def test_openapi_prints_the_served_document(env: dict[str, str]) -> None:
+    document = json.loads(tollway(env, "openapi", "--plugins", "code").stdout)
+    assert document["openapi"].startswith("3.1")
+    assert "/v1/code/qr" in document["paths"]
+    assert "security" not in document["paths"]["/v1/code/types"]["get"]
+    assert document["paths"]["/v1/code/qr"]["post"]["security"] == [{"apiKey": []}]
+
+
+def test_plugins_lists_scopes(env: dict[str, str]) -> None:
+    output = tollway(env, "plugins").stdout
+    assert "product code at /v1/code" in output
+    assert "scope code:qr:generate" in output
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, str]]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tollway.cli", "serve", "--port", str(port)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        key = None
+        deadline = time.monotonic() + 60
+        for line in process.stdout:
+            match = re.search(r"tw_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}", line)
+            if match:
+                key = match.group(0)
+                break
+            assert time.monotonic() < deadline, "serve printed no demo key"
+        assert key is not None
+        base = f"http://127.0.0.1:{port}"
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{base}/v1/code/types", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield base, key
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+
+
+def test_serve_prints_a_demo_key_that_works(served: tuple[str, str]) -> None:
+    base, key = served
+    response = httpx.post(
+        f"{base}/v1/code/qr", json={"data": "hello"}, headers={"Authorization": f"Bearer {key}"}
+    )
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/png"
+    assert response.content.startswith(b"\x89PNG")
+    assert int(response.headers["x-ratelimit-remaining"]) >= 0
+    assert httpx.post(f"{base}/v1/code/qr", json={"data": "hello"}).status_code == 401
