@@ -71,12 +71,16 @@ class KeyInfo:
 class Accounts:
     """Account, key and subscription operations checked against the registry."""
 
-    def __init__(self, database: Database, registry: Registry, plans: Mapping[str, Mapping[str, Plan]]) -> None:
+    def __init__(
+        self, database: Database, registry: Registry, plans: Mapping[str, Mapping[str, Plan]]
+    ) -> None:
         self._database = database
         self._registry = registry
         self._plans = plans
 
-    async def create_account(self, name: str, subscriptions: Mapping[str, str] | None = None) -> int:
+    async def create_account(
+        self, name: str, subscriptions: Mapping[str, str] | None = None
+    ) -> int:
         """Create an account subscribed to ``{product: plan}``; returns its id."""
         if not name.strip():
             raise AccountError("account name must not be empty")
@@ -113,7 +117,9 @@ class Accounts:
         expires_in: timedelta | None = None,
     ) -> CreatedKey:
         """Create a key; unknown scopes are refused, the full key is returned once."""
-        granted = tuple(sorted(self._registry.scopes)) if all_scopes else tuple(dict.fromkeys(scopes))
+        granted = (
+            tuple(sorted(self._registry.scopes)) if all_scopes else tuple(dict.fromkeys(scopes))
+        )
         unknown = [scope for scope in granted if scope not in self._registry.scopes]
         if unknown:
             raise AccountError(f"unknown scope(s): {', '.join(unknown)}")
@@ -170,7 +176,9 @@ class Accounts:
         if await session.get(Account, account_id) is None:
             raise AccountError(f"no account with id {account_id}")
 
-    async def _subscribe(self, session: AsyncSession, account_id: int, product: str, plan: str) -> None:
+    async def _subscribe(
+        self, session: AsyncSession, account_id: int, product: str, plan: str
+    ) -> None:
         plans = self._plans.get(product)
         if plans is None:
             raise AccountError(f"unknown product {product!r}")

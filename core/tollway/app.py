@@ -37,8 +37,8 @@ def create_app(gateway: Gateway) -> Litestar:
     registry = gateway.registry
     call_each(
         gateway.plugins.hook.tollway_register_routes,
-        lambda plugin: lambda product, handlers: registry.add_routes(
-            product, handlers, plugin=plugin
+        lambda plugin: (
+            lambda product, handlers: registry.add_routes(product, handlers, plugin=plugin)
         ),
         gateway=gateway,
     )

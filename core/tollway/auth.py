@@ -98,7 +98,7 @@ class DatabaseKeyAuthenticator:
                     Subscription.account_id == key.account_id, Subscription.status == "active"
                 )
             )
-            plans = {product: plan for product, plan in rows}
+            plans: dict[str, str] = {row.product: row.plan for row in rows}
         return Principal(
             key_id=key.id,
             account_id=key.account_id,

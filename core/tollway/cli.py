@@ -55,9 +55,7 @@ async def bootstrap_demo(gateway: Gateway) -> str | None:
         if plans
     }
     account = await gateway.accounts.create_account("demo", subscriptions)
-    created = await gateway.accounts.create_key(
-        account, name="demo", all_scopes=True, admin=True
-    )
+    created = await gateway.accounts.create_key(account, name="demo", all_scopes=True, admin=True)
     return created.key
 
 
@@ -191,9 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     accounts = commands.add_parser("accounts").add_subparsers(dest="action", required=True)
     create_account = accounts.add_parser("create", help="create an account; prints its id")
     create_account.add_argument("name")
-    create_account.add_argument(
-        "--subscribe", action="append", default=[], metavar="PRODUCT=PLAN"
-    )
+    create_account.add_argument("--subscribe", action="append", default=[], metavar="PRODUCT=PLAN")
     create_account.set_defaults(handler=cmd_accounts_create)
 
     keys = commands.add_parser("keys").add_subparsers(dest="action", required=True)

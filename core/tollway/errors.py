@@ -83,8 +83,14 @@ class ErrorMapper(Protocol):
     """Turns an error into the response a product's clients expect."""
 
     def to_response(
-        self, status_code: int, message: str, product: Product | None, *, request_id: str,
-        headers: Mapping[str, str] | None = None, extra: Mapping[str, Any] | None = None,
+        self,
+        status_code: int,
+        message: str,
+        product: Product | None,
+        *,
+        request_id: str,
+        headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> Response[bytes]: ...
 
 

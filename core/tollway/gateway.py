@@ -22,7 +22,7 @@ from tollway.jobs import JobQueue
 from tollway.plans import resolve_plans
 from tollway.plugins import collect, plugin_manager
 from tollway.ratelimit import RateLimiter
-from tollway.registry import Plan, Registry, RegistrationError
+from tollway.registry import Plan, RegistrationError, Registry
 from tollway.scopes import ScopeChecker
 from tollway.settings import Settings
 from tollway.webhooks import WebhookSigner

@@ -173,7 +173,9 @@ class Pipeline:
             )
         return Caller(principal, gate.product, plan, decision)
 
-    async def _decide(self, scope: Scope, key: str, quota: Quota, *, consume: bool) -> Decision | None:
+    async def _decide(
+        self, scope: Scope, key: str, quota: Quota, *, consume: bool
+    ) -> Decision | None:
         try:
             if consume:
                 decision = await self.limiter.hit(key, quota)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
+from typing import TypeVar
 
 from tollway.ratelimit import Algorithm, Quota
-from tollway.registry import Plan, Registry, RegistrationError
+from tollway.registry import Plan, RegistrationError, Registry
 from tollway.settings import Settings
 
 DAY = 86_400
+T = TypeVar("T")
+
+
+def _pick(override: T | None, default: T) -> T:
+    return default if override is None else override
 
 
 def resolve_plans(registry: Registry, settings: Settings) -> dict[str, dict[str, Plan]]:
@@ -30,19 +35,15 @@ def resolve_plans(registry: Registry, settings: Settings) -> dict[str, dict[str,
                         f"config plan {product}.{name} is new and must set requests_per_day"
                     )
                 base = Plan(name=name, requests_per_day=override.requests_per_day)
-            changes = {
-                field: value
-                for field, value in (
-                    ("requests_per_day", override.requests_per_day),
-                    ("rank", override.rank),
-                    ("description", override.description),
-                    ("features", frozenset(override.features) if override.features is not None else None),
-                )
-                if value is not None
-            }
-            if changes.get("requests_per_day", 0) < 0:
+            if override.requests_per_day is not None and override.requests_per_day < 0:
                 raise RegistrationError(f"config plan {product}.{name}: requests_per_day < 0")
-            resolved[product][name] = dataclasses.replace(base, **changes)
+            resolved[product][name] = Plan(
+                name=name,
+                requests_per_day=_pick(override.requests_per_day, base.requests_per_day),
+                rank=_pick(override.rank, base.rank),
+                features=frozenset(_pick(override.features, base.features)),
+                description=_pick(override.description, base.description),
+            )
     return resolved
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pluggy
 
 from tollway import hookspecs
-from tollway.registry import Registry, RegistrationError
+from tollway.registry import RegistrationError, Registry
 
 ENTRY_POINT_GROUP = "tollway.plugins"
 

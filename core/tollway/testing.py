@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -53,7 +53,7 @@ class Backend:
 
 
 async def _create_postgres_database() -> str:
-    import asyncpg
+    import asyncpg  # type: ignore[import-untyped]
 
     name = f"tollway_test_{secrets.token_hex(4)}"
     connection = await asyncpg.connect(POSTGRES_URL, timeout=5)
@@ -161,13 +161,9 @@ async def gateway_client(gateway: Gateway) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client talking to the gateway's app in-process, on the test's own event
     loop (database connections are bound to it), with the app's lifespan run around."""
     app = create_app(gateway)
-    transport = httpx.ASGITransport(app=app)
-    async with app.lifespan(), httpx.AsyncClient(
-        transport=transport, base_url="http://testserver"
-    ) as client:
+    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    async with (
+        app.lifespan(),
+        httpx.AsyncClient(transport=transport, base_url="http://testserver") as client,
+    ):
         yield client
-
-
-@pytest.fixture
-def anyio_backend() -> Iterator[str]:
-    yield "asyncio"

@@ -26,7 +26,9 @@ def env(tmp_path: Path) -> dict[str, str]:
     return environment
 
 
-def tollway(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def tollway(
+    env: dict[str, str], *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [sys.executable, "-m", "tollway.cli", *args],
         env=env,
@@ -43,8 +45,17 @@ def test_accounts_and_keys_lifecycle(env: dict[str, str]) -> None:
     account = tollway(env, "accounts", "create", "acme", "--subscribe", "code=pro").stdout
     assert re.fullmatch(r"\d+\n", account)
     key = tollway(
-        env, "keys", "create", "--account", account.strip(), "--name", "ci",
-        "--scope", "code:qr:generate", "--expires-in", "30",
+        env,
+        "keys",
+        "create",
+        "--account",
+        account.strip(),
+        "--name",
+        "ci",
+        "--scope",
+        "code:qr:generate",
+        "--expires-in",
+        "30",
     ).stdout
     assert re.fullmatch(r"tw_[A-Za-z0-9]{8}_[A-Za-z0-9]{32}\n", key)
     listing = tollway(env, "keys", "list", "--account", account.strip()).stdout
@@ -74,7 +85,9 @@ def test_mistakes_exit_2_with_a_message(env: dict[str, str], args: tuple[str, ..
 
 def test_keys_with_unknown_scopes_are_refused(env: dict[str, str]) -> None:
     account = tollway(env, "accounts", "create", "acme").stdout.strip()
-    result = tollway(env, "keys", "create", "--account", account, "--scope", "code:qr:nope", check=False)
+    result = tollway(
+        env, "keys", "create", "--account", account, "--scope", "code:qr:nope", check=False
+    )
     assert result.returncode == 2
     assert "code:qr:nope" in result.stderr
 

@@ -7,17 +7,21 @@ from typing import Any
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, MetaData, inspect
-
 from tollway.testing import GatewayFactory
 
 
 def _differences(connection: Connection, metadata: MetaData) -> list[Any]:
     context = MigrationContext.configure(connection, opts={"compare_type": True})
-    return [diff for diff in compare_metadata(context, metadata) if diff[0] != "remove_table"
-            or diff[1].name != "alembic_version"]
+    return [
+        diff
+        for diff in compare_metadata(context, metadata)
+        if diff[0] != "remove_table" or diff[1].name != "alembic_version"
+    ]
 
 
-async def test_migrated_schema_matches_every_plugins_models(gateway_factory: GatewayFactory) -> None:
+async def test_migrated_schema_matches_every_plugins_models(
+    gateway_factory: GatewayFactory,
+) -> None:
     gateway = await gateway_factory()
     combined = MetaData()
     for models in gateway.registry.models:

@@ -6,13 +6,12 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from widget_plugin import GadgetsPlugin, WidgetsPlugin
 from sqlalchemy import update
-
 from tollway import Gateway
 from tollway.accounts import AccountError
 from tollway.db.models import ApiKey
 from tollway.testing import GatewayFactory, gateway_client
+from widget_plugin import GadgetsPlugin, WidgetsPlugin
 
 
 async def _widgets(factory: GatewayFactory, **settings: object) -> Gateway:
@@ -107,7 +106,9 @@ async def test_revocation_elsewhere_takes_effect_within_the_cache_ttl(
         deadline = time.monotonic() + 0.3 + 0.5
         status = 200
         while status == 200 and time.monotonic() < deadline:
-            status = (await client.get("/v1/widgets/widgets", headers=bearer(created.key))).status_code
+            status = (
+                await client.get("/v1/widgets/widgets", headers=bearer(created.key))
+            ).status_code
     assert status == 401
 
 
@@ -256,7 +257,10 @@ async def test_server_errors_carry_the_request_id(gateway_factory: GatewayFactor
         response = await client.get("/v1/widgets/boom", headers=bearer(key))
     assert response.status_code == 500
     body = response.json()
-    assert body == {"detail": "Internal server error", "request_id": response.headers["x-request-id"]}
+    assert body == {
+        "detail": "Internal server error",
+        "request_id": response.headers["x-request-id"],
+    }
     assert "kaboom" not in response.text
 
 

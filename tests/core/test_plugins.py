@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 from litestar import get
 from sqlalchemy import Column, Integer, MetaData, Table
-from widget_plugin import WidgetsPlugin
-
 from tollway import Gateway, Plan, Product, RegistrationError, hookimpl, load_settings
 from tollway.app import create_app
 from tollway.plugins import installed_plugins
+from widget_plugin import WidgetsPlugin
 
 
 def gateway(*plugins: tuple[str, object], **settings: Any) -> Gateway:
@@ -139,13 +138,18 @@ def test_a_new_config_plan_must_say_its_limit(tmp_path: Path) -> None:
     config = tmp_path / "tollway.toml"
     config.write_text('[products.widgets.plans.odd]\nfeatures = ["x"]\n')
     with pytest.raises(RegistrationError, match="must set requests_per_day"):
-        Gateway(load_settings(config, environ={}, plugins=[]), extra_plugins=[("widgets", WidgetsPlugin())])
+        Gateway(
+            load_settings(config, environ={}, plugins=[]),
+            extra_plugins=[("widgets", WidgetsPlugin())],
+        )
 
 
 def test_settings_come_from_file_then_environment(tmp_path: Path) -> None:
     config = tmp_path / "tollway.toml"
     config.write_text('[gateway]\nredis_url = "redis://file"\nrate_limit_failure = "closed"\n')
-    settings = load_settings(config, environ={"TOLLWAY_REDIS_URL": "redis://env", "TOLLWAY_PLUGINS": "a, b"})
+    settings = load_settings(
+        config, environ={"TOLLWAY_REDIS_URL": "redis://env", "TOLLWAY_PLUGINS": "a, b"}
+    )
     assert settings.redis_url == "redis://env"
     assert settings.rate_limit_failure == "closed"
     assert settings.plugins == ["a", "b"]

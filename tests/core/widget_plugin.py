@@ -8,7 +8,6 @@ from typing import Any
 import msgspec
 from litestar import get, post
 from litestar.params import JSONBody
-
 from tollway import CurrentCaller, Gateway, Plan, Product, hookimpl
 
 

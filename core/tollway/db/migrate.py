@@ -41,5 +41,3 @@ async def upgrade(database: Database, models: Sequence[Models], revision: str = 
     config = alembic_config(models)
     async with database.engine.begin() as connection:
         await connection.run_sync(_run, config, revision)
-
-

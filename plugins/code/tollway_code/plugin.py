@@ -16,6 +16,7 @@ PRODUCT = Product(
     contract="code.yaml",
 )
 
+
 @hookimpl
 def tollway_register_products(register: Callable[[Product], None]) -> None:
     register(PRODUCT)
@@ -43,5 +44,7 @@ def tollway_register_plans(register: Callable[[str, Plan], None]) -> None:
 
 
 @hookimpl
-def tollway_register_routes(register: Callable[[str, Sequence[Any]], None], gateway: Gateway) -> None:
+def tollway_register_routes(
+    register: Callable[[str, Sequence[Any]], None], gateway: Gateway
+) -> None:
     register("code", ROUTES)

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 
 from litestar import Response, get, post
 from litestar.params import JSONBody
-
 from tollway import BadRequest, CurrentCaller, Forbidden, ServiceUnavailable
 
 from tollway_code.render import (
@@ -26,7 +25,6 @@ from tollway_code.schemas import (
     UsageResponse,
 )
 
-_IMAGE_RESPONSE = {"media_type": "image/png", "status_code": 200}
 BATCH_FEATURE = "batch"
 """Plan feature that unlocks ``POST /v1/code/batch/qr`` (the spec's "Pro or higher")."""
 
@@ -35,7 +33,7 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
-@post("/qr", scope="code:qr:generate", generate_examples=False, **_IMAGE_RESPONSE)
+@post("/qr", scope="code:qr:generate", status_code=200, media_type="image/png")
 async def generate_qr(data: JSONBody[QrRequest]) -> Response[bytes]:
     try:
         image = render_qr(data)
@@ -44,7 +42,7 @@ async def generate_qr(data: JSONBody[QrRequest]) -> Response[bytes]:
     return Response(image.content, media_type=image.media_type)
 
 
-@post("/barcode", scope="code:barcode:generate", generate_examples=False, **_IMAGE_RESPONSE)
+@post("/barcode", scope="code:barcode:generate", status_code=200, media_type="image/png")
 async def generate_barcode(data: JSONBody[BarcodeRequest]) -> Response[bytes]:
     try:
         image = render_barcode(data)
@@ -53,8 +51,10 @@ async def generate_barcode(data: JSONBody[BarcodeRequest]) -> Response[bytes]:
     return Response(image.content, media_type=image.media_type)
 
 
-@post("/batch/qr", scope="code:batch:write", status_code=200, generate_examples=False)
-async def generate_qr_batch(data: JSONBody[BatchQrRequest], caller: CurrentCaller) -> BatchQrResponse:
+@post("/batch/qr", scope="code:batch:write", status_code=200)
+async def generate_qr_batch(
+    data: JSONBody[BatchQrRequest], caller: CurrentCaller
+) -> BatchQrResponse:
     if BATCH_FEATURE not in caller.plan.features:
         raise Forbidden(
             f"Batch QR generation needs the Pro plan or higher; "
