@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -167,3 +171,76 @@ async def gateway_client(gateway: Gateway) -> AsyncIterator[httpx.AsyncClient]:
         httpx.AsyncClient(transport=transport, base_url="http://testserver") as client,
     ):
         yield client
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class RedisServer:
+    """A throwaway ``redis-server`` a test may stop and start (never the shared one),
+    for outage and recovery tests."""
+
+    def __init__(self, port: int, binary: str = "redis-server") -> None:
+        self.binary = binary
+        self.port = port
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        import redis
+
+        self.process = subprocess.Popen(
+            [
+                *(self.binary, "--port", str(self.port), "--bind", "127.0.0.1"),
+                *("--save", "", "--appendonly", "no"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        deadline = time.monotonic() + 5
+        try:
+            while True:
+                try:
+                    client.ping()
+                    return
+                except redis.exceptions.ConnectionError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=5)
+            self.process = None
+
+    def info(self, section: str) -> dict[str, Any]:
+        import redis
+
+        client = redis.Redis(port=self.port)
+        try:
+            info: dict[str, Any] = client.info(section)
+            return info
+        finally:
+            client.close()
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    """A private, running ``redis-server`` on a free port, stopped afterwards."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        unavailable("redis-server is not on PATH")
+    assert binary is not None
+    server = RedisServer(free_port(), binary)
+    server.start()
+    yield server
+    server.stop()

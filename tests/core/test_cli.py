@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tollway.testing import free_port
 
 
 @pytest.fixture
@@ -106,15 +106,9 @@ def test_plugins_lists_scopes(env: dict[str, str]) -> None:
     assert "scope code:qr:generate" in output
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, str]]:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "tollway.cli", "serve", "--port", str(port)],
         env=env,

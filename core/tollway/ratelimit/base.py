@@ -1,0 +1,127 @@
+"""Rate limiter types shared by every backend: quotas, decisions and the protocol."""
+
+from __future__ import annotations
+
+import enum
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol
+
+
+class Algorithm(enum.StrEnum):
+    """How requests are counted against a quota."""
+
+    FIXED_WINDOW = "fixed"
+    """A counter per window; windows are aligned to the epoch, so a day resets at 00:00 UTC."""
+
+    SLIDING_WINDOW = "sliding"
+    """An exact log of admitted requests over the last ``window`` seconds."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """``limit`` requests per ``window`` seconds, named ``policy`` in the response headers."""
+
+    limit: int
+    window: int
+    algorithm: Algorithm = Algorithm.FIXED_WINDOW
+    policy: str = "default"
+
+    def __post_init__(self) -> None:
+        if self.limit < 0:
+            raise ValueError(f"quota limit must be >= 0, got {self.limit}")
+        if self.window < 1:
+            raise ValueError(f"quota window must be >= 1 second, got {self.window}")
+        # Plain strings are accepted so quotas can come straight from config files.
+        object.__setattr__(self, "algorithm", Algorithm(self.algorithm))
+        # The policy goes verbatim into a structured-field string, which only allows
+        # printable ASCII; rejecting others here keeps headers() free of checks.
+        if not all(" " <= ch <= "~" for ch in self.policy):
+            raise ValueError(f"quota policy must be printable ASCII, got {self.policy!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of one rate limit check, with everything a response needs to report it."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_at: int
+    """Epoch seconds, rounded up, when the window resets (fixed) or a slot frees (sliding)."""
+    retry_after: int
+    """Seconds to wait (at least 1) when denied; 0 when allowed."""
+    policy: str
+    window: int
+
+    def headers(self, now: float | None = None) -> list[tuple[bytes, bytes]]:
+        """ASGI response headers: ``X-RateLimit-*``, the IETF ``RateLimit`` and
+        ``RateLimit-Policy`` fields, and ``Retry-After`` when denied.
+
+        ``now`` (epoch seconds, default the wall clock) turns ``reset_at`` into the
+        relative ``t=`` the IETF draft asks for.
+        """
+        if now is None:
+            now = time.time()
+        # reset_at is rounded up and now down, so this errs late, never early; no
+        # reset is ever more than a window away.
+        reset_in = max(0, min(self.window, self.reset_at - int(now)))
+        name = _sf_string(self.policy)
+        headers = [
+            (b"x-ratelimit-limit", b"%d" % self.limit),
+            (b"x-ratelimit-remaining", b"%d" % self.remaining),
+            (b"x-ratelimit-reset", b"%d" % self.reset_at),
+            (b"ratelimit-policy", b"%s;q=%d;w=%d" % (name, self.limit, self.window)),
+            (b"ratelimit", b"%s;r=%d;t=%d" % (name, self.remaining, reset_in)),
+        ]
+        if not self.allowed:
+            headers.append((b"retry-after", b"%d" % self.retry_after))
+        return headers
+
+
+@lru_cache(maxsize=256)
+def _sf_string(value: str) -> bytes:
+    # Policies are few and reused on every request, so the quoting is done once each.
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'.encode("ascii")
+
+
+def decide(quota: Quota, *, allowed: bool, used: int, reset: float, now: float) -> Decision:
+    """Build a :class:`Decision` from a backend's raw numbers.
+
+    ``used`` counts requests in the window including this one when admitted; ``reset``
+    and ``now`` are epoch seconds on the backend's own clock, so ``retry_after`` does
+    not depend on how far the local clock is from the backend's.
+    """
+    return Decision(
+        allowed=allowed,
+        limit=quota.limit,
+        remaining=max(0, quota.limit - used),
+        reset_at=math.ceil(reset),
+        retry_after=0 if allowed else max(1, math.ceil(reset - now)),
+        policy=quota.policy,
+        window=quota.window,
+    )
+
+
+class RateLimiterUnavailable(Exception):
+    """The backend could not be reached; the caller applies the failure policy."""
+
+
+class RateLimiter(Protocol):
+    """Counts requests per key against a :class:`Quota`."""
+
+    async def hit(self, key: str, quota: Quota) -> Decision:
+        """Count one request for ``key`` if the quota allows it, and say whether it does."""
+        ...
+
+    async def peek(self, key: str, quota: Quota) -> Decision:
+        """The state of ``key`` without counting anything; ``allowed`` tells whether a
+        hit now would be admitted."""
+        ...
+
+    async def close(self) -> None:
+        """Release the backend's resources."""
+        ...
