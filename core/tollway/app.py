@@ -8,10 +8,12 @@ from typing import Any
 from litestar import Litestar, Request, Response, Router
 from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import Scope
 
+from tollway.bodies import enforce_strict_json_body
 from tollway.errors import ApiError
 from tollway.gateway import Gateway
 from tollway.pipeline import (
@@ -108,6 +110,8 @@ def _attach_gates(app: Litestar, gateway: Gateway) -> None:
             if not public:
                 handler.security = [{SECURITY_SCHEME: []}]
             opt[GATE] = Gate(product, pipeline, scope=scope, admin=admin, public=public)
+            if isinstance(handler, HTTPRouteHandler):
+                enforce_strict_json_body(handler)
 
 
 def _validation_message(error: ValidationException) -> str:

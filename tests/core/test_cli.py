@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from tollway.testing import free_port
 
 

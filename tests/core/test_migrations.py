@@ -7,6 +7,7 @@ from typing import Any
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, MetaData, inspect
+
 from tollway.testing import GatewayFactory
 
 

@@ -7,11 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import update
+from widget_plugin import GadgetsPlugin, WidgetsPlugin
+
 from tollway import Gateway
 from tollway.accounts import AccountError
 from tollway.db.models import ApiKey
 from tollway.testing import GatewayFactory, gateway_client
-from widget_plugin import GadgetsPlugin, WidgetsPlugin
 
 
 async def _widgets(factory: GatewayFactory, **settings: object) -> Gateway:
@@ -271,6 +272,9 @@ async def test_invalid_body_is_400_in_the_product_style(gateway_factory: Gateway
         wrong_type = await client.post(
             "/v1/widgets/widgets", json={"name": "x", "size": "big"}, headers=bearer(key)
         )
+        lenient = await client.post(
+            "/v1/widgets/widgets", json={"name": "x", "size": "5"}, headers=bearer(key)
+        )
         not_json = await client.post(
             "/v1/widgets/widgets",
             content=b"{oops",
@@ -279,6 +283,9 @@ async def test_invalid_body_is_400_in_the_product_style(gateway_factory: Gateway
         no_key = await client.post("/v1/widgets/widgets", content=b"{oops")
     assert wrong_type.status_code == 400
     assert "size" in wrong_type.json()["detail"]
+    # Bodies are decoded strictly: a numeric string is not a number.
+    assert lenient.status_code == 400
+    assert "$.size" in lenient.json()["detail"]
     assert not_json.status_code == 400
     assert not_json.headers["content-type"] == "application/json"
     # Authentication comes before the body is even read.

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from litestar import get
 from sqlalchemy import Column, Integer, MetaData, Table
+from widget_plugin import WidgetsPlugin
+
 from tollway import Gateway, Plan, Product, RegistrationError, hookimpl, load_settings
 from tollway.app import create_app
 from tollway.plugins import installed_plugins
-from widget_plugin import WidgetsPlugin
 
 
 def gateway(*plugins: tuple[str, object], **settings: Any) -> Gateway:

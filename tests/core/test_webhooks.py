@@ -6,6 +6,7 @@ import hashlib
 import hmac
 
 import pytest
+
 from tollway import verify_signature
 from tollway.webhooks import HmacSha256Signer, sign_payload
 

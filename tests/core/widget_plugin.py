@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 from litestar import get, post
 from litestar.params import JSONBody
+
 from tollway import CurrentCaller, Gateway, Plan, Product, hookimpl
 
 

@@ -6,6 +6,7 @@ import dataclasses
 import time
 
 import pytest
+
 from tollway.ratelimit import Algorithm, Decision, Quota
 
 

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+
 from tollway.ratelimit import (
     Algorithm,
     Decision,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tollway.ratelimit import Algorithm, MemoryRateLimiter, Quota, RateLimiter
 
 MIDNIGHT = 1_700_006_400.0  # 2023-11-15T00:00:00Z

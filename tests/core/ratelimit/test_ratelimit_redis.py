@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import redis
 import redis.asyncio
+
 from tollway.ratelimit import Algorithm, Quota, RateLimiterUnavailable, RedisRateLimiter
 from tollway.testing import RedisServer
 

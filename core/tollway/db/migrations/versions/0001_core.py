@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+
 from tollway.db.base import UTCDateTime
 
 revision = "0001_core"
