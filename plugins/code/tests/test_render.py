@@ -16,6 +16,7 @@ import resvg_py
 import segno
 import zxingcpp
 from PIL import Image, ImageOps
+
 from tollway_code.render import (
     CODE_TYPES,
     RenderedImage,

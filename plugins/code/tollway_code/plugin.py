@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tollway import Gateway, Plan, Product, hookimpl
-
 from tollway_code.routes import BATCH_FEATURE, ROUTES
 
 PRODUCT = Product(

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from litestar import Response, get, post
 from litestar.params import JSONBody
-from tollway import BadRequest, CurrentCaller, Forbidden, ServiceUnavailable
 
+from tollway import BadRequest, CurrentCaller, Forbidden, ServiceUnavailable
 from tollway_code.render import (
     CODE_TYPES,
     RenderError,
