@@ -41,7 +41,8 @@ class Gateway:
         extra_plugins: Iterable[tuple[str, object]] = (),
     ) -> None:
         self.settings = settings
-        self.plugins = manager or plugin_manager(settings.plugins, extra_plugins)
+        self._extra_plugins = tuple(extra_plugins)
+        self.plugins = manager or plugin_manager(settings.plugins, self._extra_plugins)
         self.registry: Registry = collect(self.plugins)
         self.plans: dict[str, dict[str, Plan]] = resolve_plans(self.registry, settings)
         self.database = Database(settings.database_url)
@@ -65,8 +66,15 @@ class Gateway:
         self.jobs: JobQueue = _required(hook.tollway_job_queue(gateway=self), "job queue")
 
     async def migrate(self) -> None:
-        """Apply every registered migration branch (``alembic upgrade heads``)."""
-        await upgrade(self.database, self.registry.models)
+        """Apply the migration branch of every installed plugin (``upgrade heads``).
+
+        Plugins left out by the allow-list are migrated too: a plugin's tables must not
+        depend on which products one process happens to serve.
+        """
+        models = self.registry.models
+        if self.settings.plugins is not None:
+            models = collect(plugin_manager(None, self._extra_plugins)).models
+        await upgrade(self.database, models)
 
     async def start(self) -> None:
         await self.jobs.start()

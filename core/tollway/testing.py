@@ -133,16 +133,29 @@ async def _clear(gateway: Gateway) -> None:
 @pytest.fixture
 async def gateway_factory(backend: Backend) -> AsyncIterator[GatewayFactory]:
     """``await gateway_factory(plugins=[...], extra_plugins=[(name, obj)], **settings)``:
-    a migrated gateway on an empty database with its own rate limit namespace."""
+    a migrated gateway on an empty database with its own rate limit namespace.
+
+    ``isolated=True`` gives the gateway a database of its own instead of the session's,
+    for plugins whose migrations the other tests' gateways do not know.
+    """
     made: list[Gateway] = []
+    own_databases: list[str] = []
 
     async def make(
         plugins: list[str] | None = None,
         extra_plugins: Iterable[tuple[str, object]] = (),
+        *,
+        isolated: bool = False,
         **overrides: Any,
     ) -> Gateway:
+        database_url = backend.database_url
+        if isolated and backend.name == "sqlite":
+            database_url = database_url.replace(".db", f"-{secrets.token_hex(4)}.db")
+        elif isolated:
+            database_url = await _create_postgres_database()
+            own_databases.append(database_url)
         options: dict[str, Any] = {
-            "database_url": backend.database_url,
+            "database_url": database_url,
             "redis_url": backend.redis_url,
             "rate_limit_prefix": f"tollway-test:{secrets.token_hex(6)}:",
             "demo": False,
@@ -158,6 +171,8 @@ async def gateway_factory(backend: Backend) -> AsyncIterator[GatewayFactory]:
     yield make
     for gateway in made:
         await gateway.database.dispose()
+    for url in own_databases:
+        await _drop_postgres_database(url)
 
 
 @asynccontextmanager

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from notes_plugin import Note, NotesPlugin
 from sqlalchemy import Connection, MetaData, inspect
 
+from tollway import Gateway
+from tollway.db.migrate import MigrationError, alembic_config
 from tollway.testing import GatewayFactory
 
 
@@ -23,7 +28,7 @@ def _differences(connection: Connection, metadata: MetaData) -> list[Any]:
 async def test_migrated_schema_matches_every_plugins_models(
     gateway_factory: GatewayFactory,
 ) -> None:
-    gateway = await gateway_factory()
+    gateway = await gateway_factory(extra_plugins=[("notes", NotesPlugin())], isolated=True)
     combined = MetaData()
     for models in gateway.registry.models:
         for table in models.metadata.tables.values():
@@ -32,7 +37,26 @@ async def test_migrated_schema_matches_every_plugins_models(
         differences = await connection.run_sync(_differences, combined)
         tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
     assert differences == []
-    assert {"accounts", "api_keys", "subscriptions", "alembic_version"} <= tables
+    assert {"accounts", "api_keys", "subscriptions", "notes", "alembic_version"} <= tables
+
+
+async def test_each_plugin_has_its_own_migration_branch(gateway_factory: GatewayFactory) -> None:
+    gateway = await gateway_factory(extra_plugins=[("notes", NotesPlugin())], isolated=True)
+    async with gateway.database.engine.connect() as connection:
+        heads = await connection.run_sync(
+            lambda sync: set(MigrationContext.configure(sync).get_current_heads())
+        )
+    # The notes branch depends on the core's, so its head stands for both.
+    assert heads == {"0001_notes"}
+    script = ScriptDirectory.from_config(alembic_config(gateway.registry.models))
+    assert set(script.get_heads()) == {"0001_core", "0001_notes"}
+    assert {label for rev in script.walk_revisions() for label in rev.branch_labels} == {
+        "tollway",
+        "notes",
+    }
+    account = await gateway.accounts.create_account("acme")
+    async with gateway.database.transaction() as session:
+        session.add(Note(account_id=account, text="owned by a plugin"))
 
 
 async def test_upgrade_is_idempotent(gateway_factory: GatewayFactory) -> None:
@@ -41,3 +65,15 @@ async def test_upgrade_is_idempotent(gateway_factory: GatewayFactory) -> None:
     await gateway.migrate()
     account = await gateway.accounts.create_account("after re-running migrations")
     assert account >= 1
+
+
+async def test_a_missing_plugins_migrations_fail_with_a_clear_message(
+    gateway_factory: GatewayFactory,
+) -> None:
+    with_notes = await gateway_factory(extra_plugins=[("notes", NotesPlugin())], isolated=True)
+    without_notes = Gateway(with_notes.settings)
+    try:
+        with pytest.raises(MigrationError, match=r"0001_notes.*plugin that is not installed"):
+            await without_notes.migrate()
+    finally:
+        await without_notes.database.dispose()

@@ -313,3 +313,25 @@ async def test_key_listing_shows_the_prefix_and_stores_only_a_hash(
     assert stored is not None
     assert created.key not in (stored.key_hash, stored.prefix)
     assert len(stored.key_hash) == 64
+
+
+async def test_errors_follow_the_products_error_style(gateway_factory: GatewayFactory) -> None:
+    gateway = await gateway_factory(
+        plugins=[], extra_plugins=[("widgets", WidgetsPlugin(error_style="error"))]
+    )
+    key = await _key(gateway)
+    async with gateway_client(gateway) as client:
+        unauthorized = await client.get("/v1/widgets/widgets")
+        not_found = await client.get("/v1/widgets/nowhere")
+        invalid = await client.post("/v1/widgets/widgets", json={"size": 2}, headers=bearer(key))
+        crashed = await client.get("/v1/widgets/boom", headers=bearer(key))
+    assert unauthorized.json() == {
+        "error": "Missing API key: send 'Authorization: Bearer <API key>'"
+    }
+    assert set(not_found.json()) == {"error"}
+    assert invalid.status_code == 400
+    assert "name" in invalid.json()["error"]
+    assert crashed.json() == {
+        "error": "Internal server error",
+        "request_id": crashed.headers["x-request-id"],
+    }

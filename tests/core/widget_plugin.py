@@ -10,6 +10,7 @@ from litestar import get, post
 from litestar.params import JSONBody
 
 from tollway import CurrentCaller, Gateway, Plan, Product, hookimpl
+from tollway.registry import ErrorStyle
 
 
 class Widget(msgspec.Struct, forbid_unknown_fields=True):
@@ -45,13 +46,16 @@ async def boom() -> None:
 class WidgetsPlugin:
     """Product ``widgets`` at /v1/widgets with plans tiny (3/day) and big."""
 
-    def __init__(self, name: str = "widgets", prefix: str = "/v1/widgets") -> None:
+    def __init__(
+        self, name: str = "widgets", prefix: str = "/v1/widgets", error_style: ErrorStyle = "detail"
+    ) -> None:
         self.name = name
         self.prefix = prefix
+        self.error_style: ErrorStyle = error_style
 
     @hookimpl
     def tollway_register_products(self, register: Callable[[Product], None]) -> None:
-        register(Product(self.name, self.prefix, title="Widgets"))
+        register(Product(self.name, self.prefix, title="Widgets", error_style=self.error_style))
 
     @hookimpl
     def tollway_register_scopes(self, register: Callable[[str, str], None]) -> None:

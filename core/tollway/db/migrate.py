@@ -12,6 +12,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.util import CommandError
 from sqlalchemy import Connection
 
 from tollway.db.database import Database
@@ -31,9 +32,21 @@ def alembic_config(models: Sequence[Models]) -> Config:
     return config
 
 
+class MigrationError(RuntimeError):
+    """The database cannot be brought up to date; the message says why and what to do."""
+
+
 def _run(connection: Connection, config: Config, revision: str) -> None:
     config.attributes["connection"] = connection
-    command.upgrade(config, revision)
+    try:
+        command.upgrade(config, revision)
+    except CommandError as error:
+        if "Can't locate revision" not in str(error):
+            raise
+        raise MigrationError(
+            f"{error}: the database was migrated by a plugin that is not installed here. "
+            "Install that plugin again (its tables are still in the database)."
+        ) from error
 
 
 async def upgrade(database: Database, models: Sequence[Models], revision: str = "heads") -> None:
