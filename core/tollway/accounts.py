@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tollway.auth import KeyAuthenticator
 from tollway.db import Database, utcnow
 from tollway.db.models import Account, ApiKey, Subscription
 from tollway.keys import generate_key, hash_key, key_prefix
@@ -72,11 +73,22 @@ class Accounts:
     """Account, key and subscription operations checked against the registry."""
 
     def __init__(
-        self, database: Database, registry: Registry, plans: Mapping[str, Mapping[str, Plan]]
+        self,
+        database: Database,
+        registry: Registry,
+        plans: Mapping[str, Mapping[str, Plan]],
+        authenticator: KeyAuthenticator | None = None,
     ) -> None:
         self._database = database
         self._registry = registry
         self._plans = plans
+        self._authenticator = authenticator
+
+    def _forget(self, key_id: int | None = None) -> None:
+        """Make this process see a change to keys or plans at once (others: within the
+        authenticator's cache TTL)."""
+        if self._authenticator is not None:
+            self._authenticator.forget(key_id)
 
     async def create_account(
         self, name: str, subscriptions: Mapping[str, str] | None = None
@@ -97,6 +109,7 @@ class Accounts:
         async with self._database.transaction() as session:
             await self._require_account(session, account_id)
             await self._subscribe(session, account_id, product, plan)
+        self._forget()
 
     async def unsubscribe(self, account_id: int, product: str) -> None:
         async with self._database.transaction() as session:
@@ -105,6 +118,7 @@ class Accounts:
                 .where(Subscription.account_id == account_id, Subscription.product == product)
                 .values(status="cancelled")
             )
+        self._forget()
 
     async def create_key(
         self,
@@ -166,7 +180,9 @@ class Accounts:
             statement = statement.where(ApiKey.account_id == account_id)
         async with self._database.transaction() as session:
             result = await session.execute(statement.values(revoked_at=utcnow()))
-            return bool(getattr(result, "rowcount", 0))
+            revoked = bool(getattr(result, "rowcount", 0))
+        self._forget(key_id)
+        return revoked
 
     async def count(self) -> int:
         async with self._database.sessions() as session:

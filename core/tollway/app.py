@@ -13,7 +13,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import Scope
 
-from tollway.bodies import enforce_strict_json_body
+from tollway.bodies import RequestStep, strict_body_step
 from tollway.errors import ApiError
 from tollway.gateway import Gateway
 from tollway.pipeline import (
@@ -21,12 +21,11 @@ from tollway.pipeline import (
     Caller,
     Gate,
     Pipeline,
+    admission_step,
     current_caller,
-    gateway_guard,
     request_id,
     stamp_response_headers,
 )
-from tollway.plugins import call_each
 from tollway.registry import RegistrationError
 
 log = logging.getLogger("tollway")
@@ -37,13 +36,6 @@ SECURITY_SCHEME = "apiKey"
 def create_app(gateway: Gateway) -> Litestar:
     """The ASGI app serving every registered product through the gateway pipeline."""
     registry = gateway.registry
-    call_each(
-        gateway.plugins.hook.tollway_register_routes,
-        lambda plugin: (
-            lambda product, handlers: registry.add_routes(product, handlers, plugin=plugin)
-        ),
-        gateway=gateway,
-    )
     routers = [
         Router(
             path=registry.products[route_set.product].prefix,
@@ -58,7 +50,6 @@ def create_app(gateway: Gateway) -> Litestar:
 
     app = Litestar(
         route_handlers=routers,
-        guards=[gateway_guard],
         before_send=[stamp_response_headers],
         exception_handlers={Exception: _error_handler(gateway)},
         dependencies={
@@ -109,9 +100,35 @@ def _attach_gates(app: Litestar, gateway: Gateway) -> None:
                 raise RegistrationError(f"{where}: scope {scope!r} is not registered")
             if not public:
                 handler.security = [{SECURITY_SCHEME: []}]
-            opt[GATE] = Gate(product, pipeline, scope=scope, admin=admin, public=public)
-            if isinstance(handler, HTTPRouteHandler):
-                enforce_strict_json_body(handler)
+            gate = Gate(product, pipeline, scope=scope, admin=admin, public=public)
+            opt[GATE] = gate
+            if not isinstance(handler, HTTPRouteHandler):
+                if not public:
+                    raise RegistrationError(f"{where}: keyed routes must be HTTP routes")
+                continue
+            steps = [admission_step(gate)] if not public else []
+            if (body_step := strict_body_step(handler)) is not None:
+                steps.append(body_step)
+            previous = [layer.before_request for layer in handler.ownership_layers]
+            if (plugin_step := next((h for h in reversed(previous) if h), None)) is not None:
+                steps.append(plugin_step)
+            if steps:
+                handler.before_request = chain_steps(steps)
+
+
+def chain_steps(steps: list[RequestStep]) -> RequestStep:
+    """One ``before_request`` hook running ``steps`` in order until one answers."""
+    if len(steps) == 1:
+        return steps[0]
+
+    async def run_steps(request: Request[Any, Any, Any]) -> Any:
+        for step in steps:
+            answer = await step(request)
+            if answer is not None:
+                return answer
+        return None
+
+    return run_steps
 
 
 def _validation_message(error: ValidationException) -> str:

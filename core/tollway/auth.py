@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Protocol
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
-from tollway.db import Database
+from tollway.db import Database, utcnow
 from tollway.db.models import ApiKey, Subscription
 from tollway.keys import hash_key, is_well_formed
+
+log = logging.getLogger("tollway.auth")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,32 +56,41 @@ class DatabaseKeyAuthenticator:
     """Looks keys up by hash, caching answers (also "unknown") for ``ttl`` seconds.
 
     The TTL bounds how long a key revoked by another gateway process keeps working;
-    the process that revokes a key forgets it at once.
+    the process that revokes a key forgets it at once. Busy keys never wait on the
+    database: a key's entry is refreshed in the background during the last quarter
+    of its life, and concurrent misses for one key share a single lookup.
     """
+
+    LAST_USED_PRECISION = timedelta(minutes=1)
+    """``last_used_at`` is written at most this often per key, not on every request."""
 
     def __init__(self, database: Database, ttl: float = 1.0, max_entries: int = 100_000) -> None:
         self._database = database
         self._ttl = ttl
+        self._refresh_from = ttl * 0.75
         self._max_entries = max_entries
         self._cache: dict[str, tuple[float, Principal | None]] = {}
+        self._loading: dict[str, asyncio.Task[Principal | None]] = {}
+        self._generation = 0
 
     async def authenticate(self, key: str) -> Principal | None:
         if not is_well_formed(key):
             return None
         digest = hash_key(key)
-        now = time.monotonic()
         cached = self._cache.get(digest)
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        principal = await self._load(digest)
-        if len(self._cache) >= self._max_entries:
-            self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
-            if len(self._cache) >= self._max_entries:
-                self._cache.clear()
-        self._cache[digest] = (now + self._ttl, principal)
-        return principal
+        if cached is not None:
+            expires, principal = cached
+            now = time.monotonic()
+            if now < expires:
+                if now >= expires - self._ttl + self._refresh_from and digest not in self._loading:
+                    self._start_load(digest)
+                return principal
+        task = self._loading.get(digest) or self._start_load(digest)
+        return await asyncio.shield(task)
 
     def forget(self, key_id: int | None = None) -> None:
+        # Lookups already running may have read the old state: they must not cache it.
+        self._generation += 1
         if key_id is None:
             self._cache.clear()
             return
@@ -85,6 +99,28 @@ class DatabaseKeyAuthenticator:
             for digest, entry in self._cache.items()
             if entry[1] is None or entry[1].key_id != key_id
         }
+
+    def _start_load(self, digest: str) -> asyncio.Task[Principal | None]:
+        task = asyncio.create_task(self._load_and_store(digest, self._generation))
+        self._loading[digest] = task
+        task.add_done_callback(lambda done: self._loaded(digest, done))
+        return task
+
+    def _loaded(self, digest: str, task: asyncio.Task[Principal | None]) -> None:
+        self._loading.pop(digest, None)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            log.warning("API key lookup failed: %s", error)
+
+    async def _load_and_store(self, digest: str, generation: int) -> Principal | None:
+        principal = await self._load(digest)
+        if generation == self._generation:
+            now = time.monotonic()
+            if len(self._cache) >= self._max_entries:
+                self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
+                if len(self._cache) >= self._max_entries:
+                    self._cache.clear()
+            self._cache[digest] = (now + self._ttl, principal)
+        return principal
 
     async def _load(self, digest: str) -> Principal | None:
         async with self._database.sessions() as session:
@@ -99,6 +135,12 @@ class DatabaseKeyAuthenticator:
                 )
             )
             plans: dict[str, str] = {row.product: row.plan for row in rows}
+            now = utcnow()
+            if key.last_used_at is None or now - key.last_used_at >= self.LAST_USED_PRECISION:
+                await session.execute(
+                    update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now)
+                )
+                await session.commit()
         return Principal(
             key_id=key.id,
             account_id=key.account_id,

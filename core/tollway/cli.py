@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from tollway.accounts import AccountError
+from tollway.db.migrate import MigrationError
 from tollway.gateway import Gateway
 from tollway.registry import RegistrationError
 from tollway.settings import load_settings
@@ -59,21 +60,34 @@ async def bootstrap_demo(gateway: Gateway) -> str | None:
     return created.key
 
 
+async def _prepare_to_serve(gateway: Gateway) -> str | None:
+    """Migrations are applied by ``_run``; then the demo data, if wanted."""
+    return await bootstrap_demo(gateway) if gateway.settings.demo else None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     if args.plugins is not None:
         os.environ["TOLLWAY_PLUGINS"] = ",".join(args.plugins)
     if args.config:
         os.environ["TOLLWAY_CONFIG"] = args.config
     gateway = _gateway(args)
-    demo_key = _run(gateway, bootstrap_demo(gateway)) if gateway.settings.demo else None
-    base = f"http://{args.host}:{args.port}"
-    if demo_key:
+    if args.workers > 1 and not gateway.settings.redis_url:
         print(
-            f"tollway: demo account created; its API key (shown once):\n\n  {demo_key}\n\n"
-            f"  curl -X POST {base}/v1/code/qr -H 'Authorization: Bearer {demo_key}' \\\n"
-            f"       -H 'Content-Type: application/json' -d '{{\"data\": \"hello\"}}' -o qr.png\n",
-            flush=True,
+            "tollway: warning: with several workers and no redis_url every worker keeps "
+            "its own rate limit counters; set TOLLWAY_REDIS_URL for exact limits",
+            file=sys.stderr,
         )
+    demo_key = _run(gateway, _prepare_to_serve(gateway))
+    if demo_key:
+        print(f"tollway: demo account created; its API key (shown once):\n\n  {demo_key}\n")
+        if "code" in gateway.registry.products:
+            base = f"http://{args.host}:{args.port}"
+            body = '{"data": "hello"}'
+            print(
+                f"  curl -X POST {base}/v1/code/qr -H 'Authorization: Bearer {demo_key}' \\\n"
+                f"       -H 'Content-Type: application/json' -d '{body}' -o qr.png\n"
+            )
+        sys.stdout.flush()
     elif gateway.settings.demo:
         print(
             "tollway: existing data kept; new key: tollway keys create --account 1 --all-scopes",
@@ -160,7 +174,8 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    registry = _gateway(args).registry
+    gateway = _gateway(args)
+    registry = gateway.registry
     for name, product in sorted(registry.products.items()):
         plugin = registry.owners[f"product:{name}"]
         print(f"{plugin}: product {name} at {product.prefix}")
@@ -168,7 +183,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
             print(f"  scope {scope.name}: {scope.description}")
         for event in (e for e in registry.events.values() if e.plugin == plugin):
             print(f"  event {event.name}: {event.description}")
-        plans = registry.plans.get(name, {})
+        plans = gateway.plans.get(name, {})
         print(f"  plans {', '.join(plans)}")
     return 0
 
@@ -186,13 +201,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--server", choices=("granian", "uvicorn"), default="granian")
     serve.set_defaults(handler=cmd_serve)
 
-    accounts = commands.add_parser("accounts").add_subparsers(dest="action", required=True)
+    accounts = commands.add_parser("accounts", help="manage accounts").add_subparsers(
+        dest="action", required=True
+    )
     create_account = accounts.add_parser("create", help="create an account; prints its id")
     create_account.add_argument("name")
     create_account.add_argument("--subscribe", action="append", default=[], metavar="PRODUCT=PLAN")
     create_account.set_defaults(handler=cmd_accounts_create)
 
-    keys = commands.add_parser("keys").add_subparsers(dest="action", required=True)
+    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(
+        dest="action", required=True
+    )
     create_key = keys.add_parser("create", help="create a key; prints the full key once")
     create_key.add_argument("--account", type=int, required=True)
     create_key.add_argument("--name", default="default")
@@ -212,7 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     openapi.add_argument("--plugins", type=_plugin_list)
     openapi.set_defaults(handler=cmd_openapi)
 
-    db = commands.add_parser("db").add_subparsers(dest="action", required=True)
+    db = commands.add_parser("db", help="database migrations").add_subparsers(
+        dest="action", required=True
+    )
     db.add_parser("upgrade", help="apply all migrations").set_defaults(handler=cmd_db_upgrade)
 
     plugins = commands.add_parser("plugins", help="installed plugins, scopes and events")
@@ -224,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         result: int = args.handler(args)
-    except (AccountError, RegistrationError, ValueError) as error:
+    except (AccountError, MigrationError, RegistrationError, ValueError) as error:
         print(f"tollway: {error}", file=sys.stderr)
         return 2
     return result

@@ -20,7 +20,7 @@ from tollway.db.migrate import upgrade
 from tollway.errors import ErrorMapper
 from tollway.jobs import JobQueue
 from tollway.plans import resolve_plans
-from tollway.plugins import collect, plugin_manager
+from tollway.plugins import call_each, collect, plugin_manager
 from tollway.ratelimit import RateLimiter
 from tollway.registry import Plan, RegistrationError, Registry
 from tollway.scopes import ScopeChecker
@@ -46,11 +46,11 @@ class Gateway:
         self.registry: Registry = collect(self.plugins)
         self.plans: dict[str, dict[str, Plan]] = resolve_plans(self.registry, settings)
         self.database = Database(settings.database_url)
-        self.accounts = Accounts(self.database, self.registry, self.plans)
         hook = self.plugins.hook
         self.authenticator: KeyAuthenticator = _required(
             hook.tollway_key_authenticator(gateway=self), "key authenticator"
         )
+        self.accounts = Accounts(self.database, self.registry, self.plans, self.authenticator)
         self.scope_checker: ScopeChecker = _required(
             hook.tollway_scope_checker(gateway=self), "scope checker"
         )
@@ -64,6 +64,13 @@ class Gateway:
             hook.tollway_error_mapper(gateway=self), "error mapper"
         )
         self.jobs: JobQueue = _required(hook.tollway_job_queue(gateway=self), "job queue")
+        call_each(
+            hook.tollway_register_routes,
+            lambda plugin: (
+                lambda product, handlers: self.registry.add_routes(product, handlers, plugin=plugin)
+            ),
+            gateway=self,
+        )
 
     async def migrate(self) -> None:
         """Apply the migration branch of every installed plugin (``upgrade heads``).

@@ -1,9 +1,11 @@
 """The request path: key -> subscription -> scope -> per-product rate limit.
 
-Runs as one ``async def`` guard before the handler (and before the body is parsed),
-so a request without a valid key never costs body decoding. What it learns is left in
-the ASGI scope's state: the caller for the handler, the rate limit headers for the
-``before_send`` hook that stamps every response.
+Runs as the first ``before_request`` step of every keyed route, before the body is
+read, so a request without a valid key never costs body decoding. (Not a Litestar
+guard: Litestar copies the route handler for every guard call, which cost more than
+all the checks here.) What it learns is left in the ASGI scope's state: the caller for
+the handler, the rate limit headers for the ``before_send`` hook that stamps every
+response.
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from litestar.connection import ASGIConnection
+import msgspec
+from litestar import Request
 from litestar.di import NamedDependency
-from litestar.handlers import BaseRouteHandler
 from litestar.types import Message, Scope
 
 from tollway.auth import KeyAuthenticator, Principal
@@ -54,8 +56,7 @@ class Gate:
     public: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
+class Caller(msgspec.Struct, frozen=True, gc=False):
     """An admitted request's identity, plan and rate limit state, for handlers."""
 
     principal: Principal
@@ -193,14 +194,15 @@ class Pipeline:
         return decision
 
 
-async def gateway_guard(
-    connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
-) -> None:
-    """The app-wide guard: runs the pipeline for keyed routes, nothing for public ones."""
-    gate: Gate | None = handler.opt.get(GATE)
-    if gate is None or gate.public:
-        return
-    connection.scope["state"][CALLER] = await gate.pipeline.admit(connection.scope, gate)
+def admission_step(gate: Gate) -> Callable[[Request[Any, Any, Any]], Awaitable[None]]:
+    """The ``before_request`` step admitting requests to a keyed route."""
+    admit = gate.pipeline.admit
+
+    async def admit_request(request: Request[Any, Any, Any]) -> None:
+        scope = request.scope
+        scope["state"][CALLER] = await admit(scope, gate)
+
+    return admit_request
 
 
 def current_caller(scope: Scope) -> Caller:

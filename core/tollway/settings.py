@@ -38,7 +38,7 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """SQLAlchemy async URL. PostgreSQL: ``postgresql+asyncpg://user@host/db``."""
 
     redis_url: str | None = None
-    """When set, rate limits (and later jobs) use Redis instead of process memory."""
+    """When set, rate limits are kept in Redis, shared by every gateway process."""
 
     plugins: list[str] | None = None
     """Allow-list of product plugins to load; ``None`` loads every installed one."""
