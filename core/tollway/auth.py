@@ -74,18 +74,18 @@ class DatabaseKeyAuthenticator:
         self._generation = 0
 
     async def authenticate(self, key: str) -> Principal | None:
-        if not is_well_formed(key):
-            return None
-        digest = hash_key(key)
-        cached = self._cache.get(digest)
+        # Cached by the presented key itself: a hit costs one dict lookup, no hashing.
+        cached = self._cache.get(key)
         if cached is not None:
             expires, principal = cached
             now = time.monotonic()
             if now < expires:
-                if now >= expires - self._ttl + self._refresh_from and digest not in self._loading:
-                    self._start_load(digest)
+                if now >= expires - self._ttl + self._refresh_from and key not in self._loading:
+                    self._start_load(key)
                 return principal
-        task = self._loading.get(digest) or self._start_load(digest)
+        if not is_well_formed(key):
+            return None
+        task = self._loading.get(key) or self._start_load(key)
         return await asyncio.shield(task)
 
     def forget(self, key_id: int | None = None) -> None:
@@ -95,31 +95,31 @@ class DatabaseKeyAuthenticator:
             self._cache.clear()
             return
         self._cache = {
-            digest: entry
-            for digest, entry in self._cache.items()
+            key: entry
+            for key, entry in self._cache.items()
             if entry[1] is None or entry[1].key_id != key_id
         }
 
-    def _start_load(self, digest: str) -> asyncio.Task[Principal | None]:
-        task = asyncio.create_task(self._load_and_store(digest, self._generation))
-        self._loading[digest] = task
-        task.add_done_callback(lambda done: self._loaded(digest, done))
+    def _start_load(self, key: str) -> asyncio.Task[Principal | None]:
+        task = asyncio.create_task(self._load_and_store(key, self._generation))
+        self._loading[key] = task
+        task.add_done_callback(lambda done: self._loaded(key, done))
         return task
 
-    def _loaded(self, digest: str, task: asyncio.Task[Principal | None]) -> None:
-        self._loading.pop(digest, None)
+    def _loaded(self, key: str, task: asyncio.Task[Principal | None]) -> None:
+        self._loading.pop(key, None)
         if not task.cancelled() and (error := task.exception()) is not None:
             log.warning("API key lookup failed: %s", error)
 
-    async def _load_and_store(self, digest: str, generation: int) -> Principal | None:
-        principal = await self._load(digest)
+    async def _load_and_store(self, key: str, generation: int) -> Principal | None:
+        principal = await self._load(hash_key(key))
         if generation == self._generation:
             now = time.monotonic()
             if len(self._cache) >= self._max_entries:
                 self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
                 if len(self._cache) >= self._max_entries:
                     self._cache.clear()
-            self._cache[digest] = (now + self._ttl, principal)
+            self._cache[key] = (now + self._ttl, principal)
         return principal
 
     async def _load(self, digest: str) -> Principal | None:

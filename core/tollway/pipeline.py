@@ -10,6 +10,7 @@ response.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import secrets
@@ -70,9 +71,19 @@ CurrentCaller = NamedDependency[Caller]
 """Annotate a handler parameter named ``caller`` with this to receive the caller."""
 
 
+_REQUEST_ID_PREFIX = secrets.token_hex(8)
+_request_counter = itertools.count(1)
+
+
+def _new_request_id() -> str:
+    # Unique, not secret: a random per-process prefix and a counter cost a fraction of
+    # fresh random bytes on every request.
+    return f"{_REQUEST_ID_PREFIX}{next(_request_counter):016x}"
+
+
 def request_id(scope: Scope) -> str:
     """This request's id: a well-formed inbound ``X-Request-ID`` is kept (so a load
-    balancer's id follows the request), otherwise a new random one."""
+    balancer's id follows the request), otherwise a new one (32 hex digits)."""
     state = scope.setdefault("state", {})
     current: str | None = state.get(REQUEST_ID)
     if current is None:
@@ -83,7 +94,7 @@ def request_id(scope: Scope) -> str:
                 if _REQUEST_ID_PATTERN.fullmatch(inbound):
                     current = inbound
                 break
-        current = current or secrets.token_hex(16)
+        current = current or _new_request_id()
         state[REQUEST_ID] = current
     return current
 
@@ -92,12 +103,14 @@ async def stamp_response_headers(message: Message, scope: Scope) -> None:
     """``before_send`` hook: every response gets its request id and rate limit headers."""
     if message["type"] != "http.response.start":
         return
-    headers = list(message.get("headers", ()))
+    headers = message.get("headers")
+    if type(headers) is not list:
+        # Litestar hands over a fresh list per response; anything else is copied.
+        headers = message["headers"] = list(headers or ())
     headers.append((b"x-request-id", request_id(scope).encode()))
     extra = scope["state"].get(RESPONSE_HEADERS)
     if extra:
         headers.extend(extra)
-    message["headers"] = headers
 
 
 def _bearer_token(scope: Scope) -> str | None:

@@ -73,17 +73,30 @@ class Decision(msgspec.Struct, frozen=True, gc=False):
         # reset_at is rounded up and now down, so this errs late, never early; no
         # reset is ever more than a window away.
         reset_in = max(0, min(self.window, self.reset_at - int(now)))
-        name = _sf_string(self.policy)
+        limit_header, policy_header, name = _fixed_parts(self.policy, self.limit, self.window)
         headers = [
-            (b"x-ratelimit-limit", b"%d" % self.limit),
+            limit_header,
             (b"x-ratelimit-remaining", b"%d" % self.remaining),
             (b"x-ratelimit-reset", b"%d" % self.reset_at),
-            (b"ratelimit-policy", b"%s;q=%d;w=%d" % (name, self.limit, self.window)),
+            policy_header,
             (b"ratelimit", b"%s;r=%d;t=%d" % (name, self.remaining, reset_in)),
         ]
         if not self.allowed:
             headers.append((b"retry-after", b"%d" % self.retry_after))
         return headers
+
+
+@lru_cache(maxsize=1024)
+def _fixed_parts(
+    policy: str, limit: int, window: int
+) -> tuple[tuple[bytes, bytes], tuple[bytes, bytes], bytes]:
+    # A quota's limit and policy headers are the same on every response: built once.
+    name = _sf_string(policy)
+    return (
+        (b"x-ratelimit-limit", b"%d" % limit),
+        (b"ratelimit-policy", b"%s;q=%d;w=%d" % (name, limit, window)),
+        name,
+    )
 
 
 @lru_cache(maxsize=256)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 import redis.asyncio
 import redis.exceptions
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.commands.core import AsyncScript
 
 from tollway.ratelimit.base import Algorithm, Decision, Quota, RateLimiterUnavailable, decide
 
@@ -22,100 +22,92 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
     OSError,
 )
 
-# The scripts read the clock with TIME so that gateways with skewed clocks agree. Times
-# are in microseconds; numbers handed to redis.call go through '%.0f' because Lua would
-# print a 16-digit number in exponent form and lose precision. Each script returns
-# {allowed, used, reset, now}.
-
-_FIXED_HIT = """
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2]) * 1000000
+# One script decides a whole batch of checks, in order, atomically: the hits made by
+# concurrent requests in one event-loop turn share a round trip. It reads the clock
+# with TIME so that gateways with skewed clocks agree. Times are in microseconds;
+# numbers handed to redis.call go through '%.0f' because Lua would print a 16-digit
+# number in exponent form and lose precision.
+#
+# ARGV: the checks, five values each: op ('fixed-hit', 'fixed-peek', 'sliding-hit',
+# 'sliding-peek'), key, limit, window (s), a unique member suffix (sliding hits).
+# Returns {now, then allowed, used, reset for each check}.
+_DECIDE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local index = math.floor(now / window)
-local reset = (index + 1) * window
--- One key per window: a counter left over from the previous window can never be
--- mistaken for the current one, however Redis' expiry and TIME interleave.
-local key = KEYS[1] .. ':' .. string.format('%.0f', index)
-local used = tonumber(redis.call('GET', key) or '0')
-if used >= limit then
-    return {0, used, reset, now}
+local out = {now}
+for i = 1, #ARGV, 5 do
+    local op, key, limit = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+    local window = tonumber(ARGV[i + 3]) * 1000000
+    local allowed, used, reset
+    if op == 'fixed-hit' or op == 'fixed-peek' then
+        local index = math.floor(now / window)
+        reset = (index + 1) * window
+        -- One key per window: a counter left over from the previous window can never
+        -- be mistaken for the current one, however expiry and TIME interleave.
+        key = key .. ':' .. string.format('%.0f', index)
+        used = tonumber(redis.call('GET', key) or '0')
+        allowed = used < limit
+        if allowed and op == 'fixed-hit' then
+            used = redis.call('INCR', key)
+            if used == 1 then
+                redis.call('PEXPIREAT', key, string.format('%.0f', reset / 1000))
+            end
+        end
+    else
+        local horizon = string.format('%.0f', now - window)
+        if op == 'sliding-hit' then
+            redis.call('ZREMRANGEBYSCORE', key, '-inf', horizon)
+            used = redis.call('ZCARD', key)
+            allowed = used < limit
+            if allowed then
+                -- The client's suffix keeps members unique within one microsecond.
+                redis.call('ZADD', key, string.format('%.0f', now),
+                    t[1] .. '.' .. t[2] .. ':' .. ARGV[i + 4])
+                redis.call('PEXPIRE', key, ARGV[i + 3] * 1000)
+                used = used + 1
+            end
+        else
+            used = redis.call('ZCOUNT', key, '(' .. horizon, '+inf')
+            allowed = used < limit
+        end
+        reset = now + window
+        local oldest = redis.call('ZRANGEBYSCORE', key, '(' .. horizon, '+inf',
+            'WITHSCORES', 'LIMIT', 0, 1)
+        if oldest[2] then
+            reset = tonumber(oldest[2]) + window
+        end
+    end
+    out[#out + 1] = allowed and 1 or 0
+    out[#out + 1] = used
+    out[#out + 1] = reset
 end
-used = redis.call('INCR', key)
-if used == 1 then
-    redis.call('PEXPIREAT', key, string.format('%.0f', reset / 1000))
-end
-return {1, used, reset, now}
+return out
 """
 
-_FIXED_PEEK = """
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2]) * 1000000
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local index = math.floor(now / window)
-local used = tonumber(redis.call('GET', KEYS[1] .. ':' .. string.format('%.0f', index)) or '0')
-return {used < limit and 1 or 0, used, (index + 1) * window, now}
-"""
+_MAX_BATCH = 256
+"""Checks per script call; a larger burst is split over several calls."""
 
-_SLIDING_HIT = """
-local key = KEYS[1]
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2]) * 1000000
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', now - window))
-local used = redis.call('ZCARD', key)
-local allowed = 0
-if used < limit then
-    -- The client's random suffix keeps members unique when two hits share a microsecond.
-    redis.call('ZADD', key, string.format('%.0f', now), t[1] .. '.' .. t[2] .. ':' .. ARGV[3])
-    redis.call('PEXPIRE', key, ARGV[2] * 1000)
-    used = used + 1
-    allowed = 1
-end
-local reset = now + window
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-if oldest[2] then
-    reset = tonumber(oldest[2]) + window
-end
-return {allowed, used, reset, now}
-"""
-
-_SLIDING_PEEK = """
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2]) * 1000000
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local after = '(' .. string.format('%.0f', now - window)
-local used = redis.call('ZCOUNT', KEYS[1], after, '+inf')
-local reset = now + window
-local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], after, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-if oldest[2] then
-    reset = tonumber(oldest[2]) + window
-end
-return {used < limit and 1 or 0, used, reset, now}
-"""
+_Check = tuple[str, str, Quota, str, "asyncio.Future[Decision]"]
 
 
 class RedisRateLimiter:
     """Rate limits shared by every process using the same Redis and ``prefix``.
 
-    Each call is one round trip (an ``EVALSHA``); after a Redis restart redis-py
-    reconnects and reloads the scripts by itself, so the same instance keeps working.
-    Keys are ``<prefix><algorithm>:<window>:<key>``, plus ``:<window number>`` for
-    fixed windows, and expire once their window is over. A client passed in directly
-    is used with its own timeouts and retries; :meth:`from_url` sets ones suited to
-    a check on every request.
+    Checks made in the same event-loop turn (concurrent requests) are sent together
+    as one ``EVALSHA`` that decides them in arrival order, so a decision costs at
+    most one round trip and usually a fraction of one. After a Redis restart
+    redis-py reconnects and reloads the script by itself, so the same instance keeps
+    working. Keys are ``<prefix><algorithm>:<window>:<key>``, plus
+    ``:<window number>`` for fixed windows, and expire once their window is over. A
+    client passed in directly is used with its own timeouts and retries;
+    :meth:`from_url` sets ones suited to a check on every request.
     """
 
     def __init__(self, client: redis.asyncio.Redis, prefix: str = "tollway:rl:") -> None:
         self._client = client
         self._prefix = prefix
-        self._fixed_hit = client.register_script(_FIXED_HIT)
-        self._fixed_peek = client.register_script(_FIXED_PEEK)
-        self._sliding_hit = client.register_script(_SLIDING_HIT)
-        self._sliding_peek = client.register_script(_SLIDING_PEEK)
+        self._decide = client.register_script(_DECIDE)
+        self._pending: list[_Check] = []
 
     @classmethod
     def from_url(
@@ -139,7 +131,7 @@ class RedisRateLimiter:
             socket_connect_timeout=timeout,
             # One immediate retry on a connection error replaces a pooled connection
             # that died with a Redis restart. Timeouts are not retried: the script may
-            # have run, and a retry would count the request twice.
+            # have run, and a retry would count the requests twice.
             retry=Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
         )
         return cls(redis.asyncio.Redis.from_pool(pool), prefix)
@@ -147,25 +139,63 @@ class RedisRateLimiter:
     async def hit(self, key: str, quota: Quota) -> Decision:
         """Count one request for ``key`` if the quota allows it, and say whether it does."""
         if quota.algorithm is Algorithm.FIXED_WINDOW:
-            return await self._run(self._fixed_hit, key, quota)
-        return await self._run(self._sliding_hit, key, quota, os.urandom(8).hex())
+            return await self._submit("fixed-hit", key, quota, "")
+        return await self._submit("sliding-hit", key, quota, os.urandom(8).hex())
 
     async def peek(self, key: str, quota: Quota) -> Decision:
         """The state of ``key`` without counting anything."""
-        if quota.algorithm is Algorithm.FIXED_WINDOW:
-            return await self._run(self._fixed_peek, key, quota)
-        return await self._run(self._sliding_peek, key, quota)
+        operation = "fixed-peek" if quota.algorithm is Algorithm.FIXED_WINDOW else "sliding-peek"
+        return await self._submit(operation, key, quota, "")
 
     async def close(self) -> None:
         """Close the Redis client."""
         await self._client.aclose()
 
-    async def _run(self, script: AsyncScript, key: str, quota: Quota, *extra: str) -> Decision:
+    def _submit(
+        self, operation: str, key: str, quota: Quota, member: str
+    ) -> asyncio.Future[Decision]:
+        loop = asyncio.get_running_loop()
+        decision: asyncio.Future[Decision] = loop.create_future()
+        if not self._pending:
+            loop.call_soon(self._flush)
         name = f"{self._prefix}{quota.algorithm}:{quota.window}:{key}"
+        self._pending.append((operation, name, quota, member, decision))
+        return decision
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        for start in range(0, len(pending), _MAX_BATCH):
+            batch = pending[start : start + _MAX_BATCH]
+            task = asyncio.ensure_future(self._send(batch))
+            _in_flight.add(task)
+            task.add_done_callback(_in_flight.discard)
+
+    async def _send(self, batch: list[_Check]) -> None:
+        args: list[str | int] = []
+        for operation, name, quota, member, _ in batch:
+            args += (operation, name, quota.limit, quota.window, member)
         try:
-            allowed, used, reset, now = await script(
-                keys=[name], args=[quota.limit, quota.window, *extra]
-            )
+            reply = await self._decide(args=args)
         except _UNAVAILABLE as exc:
-            raise RateLimiterUnavailable(f"redis rate limiter: {exc}") from exc
-        return decide(quota, allowed=bool(allowed), used=used, reset=reset / 1e6, now=now / 1e6)
+            error = RateLimiterUnavailable(f"redis rate limiter: {exc}")
+            error.__cause__ = exc
+            for *_, decision in batch:
+                if not decision.done():
+                    decision.set_exception(error)
+            return
+        except BaseException as exc:
+            for *_, decision in batch:
+                if not decision.done():
+                    decision.set_exception(exc)
+            raise
+        now = reply[0] / 1e6
+        for position, (_, _, quota, _, decision) in enumerate(batch):
+            allowed, used, reset = reply[1 + 3 * position : 4 + 3 * position]
+            if not decision.done():
+                decision.set_result(
+                    decide(quota, allowed=bool(allowed), used=used, reset=reset / 1e6, now=now)
+                )
+
+
+# Strong references to batches in flight: the event loop keeps only weak ones to tasks.
+_in_flight: set[asyncio.Task[None]] = set()
