@@ -1,0 +1,77 @@
+"""The two ASGI apps the gateway overhead benchmark serves, as granian factories.
+
+Both serve the same trivial handler at the same path, ``GET /v1/bench/ping`` ->
+``{"ok": true}``:
+
+* ``apps:bare_app`` - a plain Litestar app with that one route, no tollway at all;
+* ``apps:gateway_app`` - a tollway gateway whose only product is :class:`BenchPlugin`,
+  so every request runs the whole pipeline: key auth (cached), subscription, scope,
+  rate limit (a quota that never trips) and the response headers.
+
+The gateway factory reads its settings from the ``TOLLWAY_*`` environment like
+``tollway.asgi`` does (``bench/run.py`` sets them for the server subprocess), e.g.::
+
+    TOLLWAY_DATABASE_URL=sqlite+aiosqlite:////tmp/x/bench.db TOLLWAY_PLUGINS=bench \\
+    PYTHONPATH=bench granian --interface asgi --factory apps:gateway_app
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from litestar import Litestar, get
+
+from tollway import Gateway, Plan, Product, hookimpl, load_settings
+from tollway.app import create_app
+
+PRODUCT = "bench"
+PREFIX = "/v1/bench"
+ROUTE = "/ping"
+PATH = PREFIX + ROUTE
+SCOPE = "bench:read"
+PLAN = "unlimited"
+REQUESTS_PER_DAY = 10**9
+"""High enough that no benchmark ever trips the limit: every request is admitted."""
+
+
+async def ping() -> dict[str, bool]:
+    """The handler both apps serve: as little work as an endpoint can do."""
+    return {"ok": True}
+
+
+class BenchPlugin:
+    """Product ``bench`` at /v1/bench: one keyed route needing scope ``bench:read``."""
+
+    @hookimpl
+    def tollway_register_products(self, register: Callable[[Product], None]) -> None:
+        register(Product(PRODUCT, PREFIX, title="Benchmark"))
+
+    @hookimpl
+    def tollway_register_scopes(self, register: Callable[[str, str], None]) -> None:
+        register(SCOPE, "Call the benchmark endpoint")
+
+    @hookimpl
+    def tollway_register_plans(self, register: Callable[[str, Plan], None]) -> None:
+        register(PRODUCT, Plan(PLAN, requests_per_day=REQUESTS_PER_DAY))
+
+    @hookimpl
+    def tollway_register_routes(
+        self, register: Callable[[str, Sequence[Any]], None], gateway: Gateway
+    ) -> None:
+        register(PRODUCT, [get(ROUTE, scope=SCOPE)(ping)])
+
+
+def plugins() -> list[tuple[str, object]]:
+    """The ``extra_plugins`` every benchmark gateway is built with."""
+    return [(PRODUCT, BenchPlugin())]
+
+
+def bare_app() -> Litestar:
+    """Variant (a): the handler on plain Litestar."""
+    return Litestar(route_handlers=[get(PATH)(ping)])
+
+
+def gateway_app() -> Litestar:
+    """Variant (b): the handler behind the tollway pipeline, configured from the env."""
+    return create_app(Gateway(load_settings(), extra_plugins=plugins()))

@@ -1,0 +1,375 @@
+"""In-process microbenchmark of the gateway's per-request work: what each step costs.
+
+No server and no network, so the numbers are steadier than bench/run.py's (but still
+from a shared machine: compare rows of one run). Three sections:
+
+* pipeline steps: each step of ``Pipeline.admit`` and ``stamp_response_headers`` on
+  its own, in microseconds per call (best of ``--repeat`` batches). This pokes at
+  tollway internals on purpose, so it may need updating when they change;
+* whole requests pushed through each ASGI app directly: ``bare`` against Litestar
+  configured like ``create_app`` with hooks that do nothing (``+noop guard`` ...), the
+  real gateway apps, and ``proto: before_request``, the same pipeline admitted from a
+  ``before_request`` hook instead of a guard (Litestar runs ``copy(route_handler)``
+  for every guard call);
+* the Redis client: CPU per rate limit hit with 32 hits in flight, as configured,
+  with redis-py's defaults, and pipelined.
+
+    python bench/micro.py [--iterations N] [--repeat R] [--skip-redis]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import apps
+import uvloop
+from litestar import Litestar, Request, Response, Router, get
+from litestar.connection import ASGIConnection
+from litestar.handlers import BaseRouteHandler
+from litestar.types import HTTPRequestEvent, Message, Scope
+from run import DEFAULT_REDIS_URL, prepare_database, redis_drop, redis_reachable
+
+from tollway import Gateway, load_settings
+from tollway.app import create_app
+from tollway.auth import DatabaseKeyAuthenticator
+from tollway.keys import hash_key, is_well_formed
+from tollway.pipeline import (
+    CALLER,
+    GATE,
+    Caller,
+    Gate,
+    Pipeline,
+    _bearer_token,
+    request_id,
+    stamp_response_headers,
+)
+from tollway.plans import daily_quota
+
+Step = Callable[[], Awaitable[object]]
+
+
+async def timed(step: Step, iterations: int, repeat: int) -> float:
+    """Best microseconds per call of ``step`` over ``repeat`` batches."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter_ns()
+        for _ in range(iterations):
+            await step()
+        best = min(best, (time.perf_counter_ns() - start) / iterations / 1000)
+    return best
+
+
+def sync(function: Callable[[], object]) -> Step:
+    async def step() -> object:
+        return function()
+
+    return step
+
+
+def http_scope(path: str, headers: list[tuple[bytes, bytes]]) -> Scope:
+    scope: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "extensions": {},
+        "state": {},
+    }
+    return scope  # type: ignore[return-value]
+
+
+def request_step(app: Litestar, headers: list[tuple[bytes, bytes]]) -> Step:
+    """One full GET through ``app``, failing loudly on a non-200."""
+
+    async def receive() -> HTTPRequestEvent:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] != 200:
+            raise RuntimeError(f"status {message['status']}")
+
+    async def step() -> None:
+        await app(http_scope(apps.PATH, headers), receive, send)
+
+    return step
+
+
+async def _noop_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    return None
+
+
+async def _noop_before_send(message: Message, scope: Scope) -> None:
+    return None
+
+
+async def _noop_before_request(request: Request[Any, Any, Any]) -> None:
+    return None
+
+
+def _fail(request: Request[Any, Any, Any], error: Exception) -> Response[str]:
+    return Response(str(error), status_code=500)
+
+
+def framework_app(
+    *,
+    guard: bool = False,
+    before_send: bool = False,
+    before_request: bool = False,
+) -> Litestar:
+    """The bench route on Litestar configured like create_app (router with opt,
+    exception handler), with whichever no-op hooks are asked for."""
+    return Litestar(
+        route_handlers=[
+            Router(
+                path=apps.PREFIX,
+                route_handlers=[get(apps.ROUTE, scope=apps.SCOPE)(apps.ping)],
+                opt={"product": apps.PRODUCT},
+            )
+        ],
+        guards=[_noop_guard] if guard else [],
+        before_send=[_noop_before_send] if before_send else [],
+        before_request=_noop_before_request if before_request else None,
+        exception_handlers={Exception: _fail},
+    )
+
+
+def before_request_app(gateway: Gateway) -> Litestar:
+    """Prototype: the same Pipeline and Gate as create_app, but admitted from an
+    app-level ``before_request`` hook instead of a guard (Litestar copies the route
+    handler, ``copy(handler)``, for every guard call on every request)."""
+    product = gateway.registry.products[apps.PRODUCT]
+    gate = Gate(product, Pipeline.for_gateway(gateway), scope=apps.SCOPE)
+
+    async def admit(request: Request[Any, Any, Any]) -> None:
+        scope = request.scope
+        found: Gate | None = scope["route_handler"].opt.get(GATE)
+        if found is not None and not found.public:
+            scope["state"][CALLER] = await found.pipeline.admit(scope, found)
+
+    app = Litestar(
+        route_handlers=[
+            Router(path=apps.PREFIX, route_handlers=[get(apps.ROUTE, scope=apps.SCOPE)(apps.ping)])
+        ],
+        before_request=admit,
+        before_send=[stamp_response_headers],
+        exception_handlers={Exception: _fail},
+    )
+    # Like create_app: after registration, which deep-copies handlers (and their opt).
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            if handler.http_methods == {"GET"}:
+                handler.opt[GATE] = gate
+    return app
+
+
+def gate_of(app: Litestar) -> tuple[BaseRouteHandler, Gate]:
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            gate: Gate | None = handler.opt.get(GATE)
+            if gate is not None and not gate.public:
+                return handler, gate
+    raise LookupError("no keyed route")
+
+
+async def pipeline_steps(
+    gateway: Gateway, app: Litestar, key: str, iterations: int, repeat: int
+) -> list[tuple[str, float]]:
+    handler, gate = gate_of(app)
+    pipeline: Pipeline = gate.pipeline
+    authenticator = gateway.authenticator
+    assert isinstance(authenticator, DatabaseKeyAuthenticator)
+    headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode())]
+    scope = http_scope(apps.PATH, headers)
+    principal = await authenticator.authenticate(key)
+    assert principal is not None
+    plan = gateway.plans[apps.PRODUCT][apps.PLAN]
+    quota = daily_quota(plan)
+    limiter = gateway.rate_limiter
+    decision = await limiter.hit(f"{apps.PRODUCT}:{principal.account_id}", quota)
+    digest = hash_key(key)
+
+    async def load() -> object:
+        return await authenticator._load(digest)
+
+    async def admit() -> Caller:
+        return await pipeline.admit(scope, gate)
+
+    start_message: Message = {"type": "http.response.start", "status": 200, "headers": []}
+
+    async def stamp() -> None:
+        fresh = http_scope(apps.PATH, headers)
+        await stamp_response_headers(dict(start_message), fresh)  # type: ignore[arg-type]
+
+    async def hit() -> object:
+        return await limiter.hit(f"{apps.PRODUCT}:{principal.account_id}", quota)
+
+    steps: list[tuple[str, Step]] = [
+        ("_bearer_token(scope)", sync(lambda: _bearer_token(scope))),
+        ("is_well_formed(key) [regex]", sync(lambda: is_well_formed(key))),
+        ("hash_key(key) [sha256]", sync(lambda: hash_key(key))),
+        ("authenticate(key), cached", lambda: authenticator.authenticate(key)),
+        ("limiter.hit (fixed window)", hit),
+        ("Decision.headers()", sync(decision.headers)),
+        ("Caller(...)", sync(lambda: Caller(principal, gate.product, plan, decision))),
+        ("Pipeline.admit, total", admit),
+        ("request_id(scope) [new id]", sync(lambda: request_id(http_scope("/", [])))),
+        ("stamp_response_headers, total", stamp),
+        ("key cache miss: _load(digest)", load),
+        ("copy(route handler) [per guard]", sync(lambda: copy.copy(handler))),
+    ]
+    return [(name, await timed(step, iterations, repeat)) for name, step in steps]
+
+
+async def app_requests(
+    apps_under_test: list[tuple[str, Litestar]], key: str, iterations: int, repeat: int
+) -> list[tuple[str, float]]:
+    headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode())]
+    results: dict[str, float] = {name: float("inf") for name, _ in apps_under_test}
+    # Alternate the apps batch by batch, so drift on a noisy machine hits them all.
+    for _ in range(repeat):
+        for name, app in apps_under_test:
+            cost = await timed(request_step(app, headers), iterations, 1)
+            results[name] = min(results[name], cost)
+    return list(results.items())
+
+
+async def redis_costs(url: str, prefix: str, hits: int) -> list[tuple[str, float]]:
+    """Microseconds of wall time per rate limit hit with 32 hits in flight at once: the
+    event loop is the bottleneck here, so this is the client's CPU cost per hit."""
+    import redis.asyncio
+
+    from tollway.ratelimit import RedisRateLimiter
+    from tollway.registry import Plan
+
+    quota = daily_quota(Plan("unlimited", requests_per_day=apps.REQUESTS_PER_DAY))
+    concurrency = 32
+    results: list[tuple[str, float]] = []
+
+    async def concurrent(limiter: RedisRateLimiter) -> float:
+        await limiter.hit("warm", quota)  # loads the script
+
+        async def worker() -> None:
+            for _ in range(hits // concurrency):
+                await limiter.hit("bench:1", quota)
+
+        start = time.perf_counter_ns()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return (time.perf_counter_ns() - start) / (hits // concurrency * concurrency) / 1000
+
+    configured = RedisRateLimiter.from_url(url, prefix=f"{prefix}a:")
+    default_client = RedisRateLimiter(redis.asyncio.Redis.from_url(url), f"{prefix}b:")
+    client = redis.asyncio.Redis.from_url(url)
+    try:
+        results.append(("RedisRateLimiter.from_url .hit", await concurrent(configured)))
+        results.append(("same, redis-py default client", await concurrent(default_client)))
+        # Auto-pipelining, roughly: the hits of one loop iteration in one round trip.
+        sha = default_client._fixed_hit.sha
+        name = f"{prefix}c:fixed:{quota.window}:bench:1"
+        rounds = hits // concurrency
+        start = time.perf_counter_ns()
+        for _ in range(rounds):
+            pipe = client.pipeline(transaction=False)
+            for _ in range(concurrency):
+                pipe.evalsha(sha, 1, name, quota.limit, quota.window)
+            await pipe.execute()
+        cost = (time.perf_counter_ns() - start) / (rounds * concurrency) / 1000
+        results.append((f"pipelined, {concurrency} EVALSHA per trip", cost))
+    finally:
+        await client.aclose()
+        await configured.close()
+        await default_client.close()
+    return results
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="tollway-micro-"))
+    database_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
+    prefix = f"tollway-bench:{secrets.token_hex(6)}:"
+    gateways: list[tuple[str, Gateway]] = []
+    use_redis = False
+    try:
+        key = await prepare_database(database_url)
+        common: dict[str, Any] = {
+            "database_url": database_url,
+            "plugins": [apps.PRODUCT],
+            "demo": False,
+            # Long enough that the timed loops measure the cached path only.
+            "key_cache_ttl": 3600.0,
+        }
+        memory = Gateway(load_settings(environ={}, **common), extra_plugins=apps.plugins())
+        gateways.append(("pipeline-memory", memory))
+        use_redis = not args.skip_redis and await redis_reachable(args.redis_url) is None
+        if use_redis:
+            settings = load_settings(
+                environ={}, redis_url=args.redis_url, rate_limit_prefix=prefix, **common
+            )
+            gateways.append(("pipeline-redis", Gateway(settings, extra_plugins=apps.plugins())))
+        gateway_apps = [(name, create_app(gateway)) for name, gateway in gateways]
+        for (name, gateway), (_, app) in zip(gateways, gateway_apps, strict=True):
+            print(f"\n## {name}: pipeline steps (us per call, best of {args.repeat})\n")
+            steps = await pipeline_steps(gateway, app, key, args.iterations, args.repeat)
+            for step, cost in steps:
+                print(f"  {step:<34} {cost:8.2f}")
+        under_test: list[tuple[str, Litestar]] = [
+            ("bare", apps.bare_app()),
+            ("router+handler", framework_app()),
+            ("+noop guard", framework_app(guard=True)),
+            ("+noop before_send", framework_app(before_send=True)),
+            ("+noop before_request", framework_app(before_request=True)),
+            ("+noop guard+b_send", framework_app(guard=True, before_send=True)),
+            *gateway_apps,
+            ("proto: before_request", before_request_app(memory)),
+        ]
+        print(f"\n## whole requests in process (us per request, best of {args.repeat})\n")
+        # No lifespan: the route needs nothing gateway.start() provides.
+        results = await app_requests(under_test, key, args.iterations, args.repeat)
+        bare = results[0][1]
+        for name, cost in results:
+            print(f"  {name:<22} {cost:8.2f}   +{cost - bare:6.2f} over bare   x{cost / bare:.2f}")
+        if use_redis:
+            print("\n## Redis client: us per hit, 32 in flight (event-loop CPU per hit)\n")
+            for name, cost in await redis_costs(args.redis_url, prefix, args.iterations * 2):
+                print(f"  {name:<34} {cost:8.2f}")
+    finally:
+        for _, gateway in gateways:
+            await gateway.rate_limiter.close()
+            await gateway.database.dispose()
+        if use_redis:
+            await redis_drop(args.redis_url, prefix)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/micro.py", description=__doc__)
+    parser.add_argument("--iterations", type=int, default=2000, help="calls per batch (2000)")
+    parser.add_argument("--repeat", type=int, default=5, help="batches; the best counts (5)")
+    parser.add_argument("--skip-redis", action="store_true")
+    parser.add_argument(
+        "--redis-url", default=os.environ.get("TOLLWAY_BENCH_REDIS_URL", DEFAULT_REDIS_URL)
+    )
+    args = parser.parse_args(argv)
+    uvloop.run(main_async(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
