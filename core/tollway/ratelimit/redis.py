@@ -164,11 +164,21 @@ class RedisRateLimiter:
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
-        for start in range(0, len(pending), _MAX_BATCH):
-            batch = pending[start : start + _MAX_BATCH]
-            task = asyncio.ensure_future(self._send(batch))
-            _in_flight.add(task)
-            task.add_done_callback(_in_flight.discard)
+        task = asyncio.ensure_future(self._send_in_order(pending))
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
+
+    async def _send_in_order(self, pending: list[_Check]) -> None:
+        # One call after the other, so a burst larger than a batch is still decided
+        # in arrival order.
+        try:
+            for start in range(0, len(pending), _MAX_BATCH):
+                await self._send(pending[start : start + _MAX_BATCH])
+        finally:
+            # Cancelled mid-way (the loop is shutting down): nobody may wait forever.
+            for *_, decision in pending:
+                if not decision.done():
+                    decision.cancel()
 
     async def _send(self, batch: list[_Check]) -> None:
         args: list[str | int] = []
@@ -176,18 +186,16 @@ class RedisRateLimiter:
             args += (operation, name, quota.limit, quota.window, member)
         try:
             reply = await self._decide(args=args)
-        except _UNAVAILABLE as exc:
-            error = RateLimiterUnavailable(f"redis rate limiter: {exc}")
-            error.__cause__ = exc
+        except Exception as exc:
+            error = exc
+            if isinstance(exc, _UNAVAILABLE):
+                error = RateLimiterUnavailable(f"redis rate limiter: {exc}")
+                error.__cause__ = exc
+            # Every waiting request learns of the failure; the next batch tries again.
             for *_, decision in batch:
                 if not decision.done():
                     decision.set_exception(error)
             return
-        except BaseException as exc:
-            for *_, decision in batch:
-                if not decision.done():
-                    decision.set_exception(exc)
-            raise
         now = reply[0] / 1e6
         for position, (_, _, quota, _, decision) in enumerate(batch):
             allowed, used, reset = reply[1 + 3 * position : 4 + 3 * position]
