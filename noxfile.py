@@ -41,7 +41,8 @@ def lint(session: nox.Session) -> None:
     install(session, "test", "lint")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
-    session.run("mypy", "core/tollway", *(f"{path}" for path in PLUGINS), "harness/tollway_harness")
+    packages = [str(package) for path in PLUGINS for package in Path(path).glob("tollway_*")]
+    session.run("mypy", "core/tollway", *packages, "harness/tollway_harness")
 
 
 @nox.session

@@ -107,6 +107,10 @@ def _attach_gates(app: Litestar, gateway: Gateway) -> None:
                     raise RegistrationError(f"{where}: keyed routes must be HTTP routes")
                 continue
             steps = [admission_step(gate)] if not public else []
+            # A product admitting requests its own way (the keyless public QR API
+            # limits by client address) runs its step first too, before the body.
+            if (own_admission := opt.get("admit")) is not None:
+                steps.append(own_admission)
             if (body_step := strict_body_step(handler)) is not None:
                 steps.append(body_step)
             previous = [layer.before_request for layer in handler.ownership_layers]

@@ -65,6 +65,26 @@ async def _prepare_to_serve(gateway: Gateway) -> str | None:
     return await bootstrap_demo(gateway) if gateway.settings.demo else None
 
 
+def _print_welcome(gateway: Gateway, demo_key: str | None, base: str) -> None:
+    products = gateway.registry.products
+    if demo_key:
+        print(f"tollway: demo account created; its API key (shown once):\n\n  {demo_key}\n")
+        if "code" in products:
+            body = '{"data": "hello"}'
+            print(
+                f"  curl -X POST {base}/v1/code/qr -H 'Authorization: Bearer {demo_key}' \\\n"
+                f"       -H 'Content-Type: application/json' -d '{body}' -o qr.png\n"
+            )
+    elif gateway.settings.demo:
+        print(
+            "tollway: existing data kept; new key: tollway keys create --account 1 --all-scopes",
+            file=sys.stderr,
+        )
+    if "qr" in products:
+        print(f"tollway: public QR API, no key needed: curl '{base}/api/qr?data=hello' -o qr.png")
+    sys.stdout.flush()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     if args.plugins is not None:
         os.environ["TOLLWAY_PLUGINS"] = ",".join(args.plugins)
@@ -78,21 +98,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     demo_key = _run(gateway, _prepare_to_serve(gateway))
-    if demo_key:
-        print(f"tollway: demo account created; its API key (shown once):\n\n  {demo_key}\n")
-        if "code" in gateway.registry.products:
-            base = f"http://{args.host}:{args.port}"
-            body = '{"data": "hello"}'
-            print(
-                f"  curl -X POST {base}/v1/code/qr -H 'Authorization: Bearer {demo_key}' \\\n"
-                f"       -H 'Content-Type: application/json' -d '{body}' -o qr.png\n"
-            )
-        sys.stdout.flush()
-    elif gateway.settings.demo:
-        print(
-            "tollway: existing data kept; new key: tollway keys create --account 1 --all-scopes",
-            file=sys.stderr,
-        )
+    _print_welcome(gateway, demo_key, f"http://{args.host}:{args.port}")
     from tollway.server import serve
 
     serve(args.host, args.port, workers=args.workers, server=args.server)

@@ -97,7 +97,8 @@ class ErrorMapper(Protocol):
 class StyledErrorMapper:
     """Writes ``{"detail": message}`` or ``{"error": message}`` by the product's style.
 
-    Server errors (5xx) also carry ``request_id`` so callers can quote it to support.
+    Server errors (5xx) also carry ``request_id`` so callers can quote it to support;
+    400s carry ``docs`` for products that declare a ``docs_url``.
     Requests outside every product use the ``detail`` style.
     """
 
@@ -113,6 +114,8 @@ class StyledErrorMapper:
     ) -> Response[bytes]:
         style = product.error_style if product is not None else "detail"
         body: dict[str, Any] = {style: message}
+        if status_code == 400 and product is not None and product.docs_url:
+            body["docs"] = product.docs_url
         if extra:
             body.update(extra)
         if status_code >= 500:

@@ -94,6 +94,8 @@ def tollway_register_routes(
     Handlers are mounted under the product's prefix. Each handler declares its access
     in its ``opt``: ``scope="code:qr:generate"``, ``admin=True`` or ``public=True``.
     A keyed handler that declares none, or an unregistered scope, fails start-up.
+    ``admit=<async step(request)>`` adds a product's own admission step, run before
+    the body is read (keyless products use it to rate-limit by client address).
     """
 
 

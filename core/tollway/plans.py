@@ -43,6 +43,7 @@ def resolve_plans(registry: Registry, settings: Settings) -> dict[str, dict[str,
                 rank=_pick(override.rank, base.rank),
                 features=frozenset(_pick(override.features, base.features)),
                 description=_pick(override.description, base.description),
+                limits={**base.limits, **(override.limits or {})},
             )
     return resolved
 

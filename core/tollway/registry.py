@@ -7,7 +7,7 @@ plugin, so a duplicate names both plugins and start-up fails before serving anyt
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +41,8 @@ class Product:
     product enforces its own limits."""
     contract: str | None = None
     """File name of the product's OpenAPI contract in ``contracts/``."""
+    docs_url: str | None = None
+    """Where clients read about the product; sent as ``docs`` in 400 bodies when set."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,9 @@ class Plan:
     """Orders plans from cheapest to richest ("Pro or higher" means rank >= pro's)."""
     features: frozenset[str] = frozenset()
     description: str = ""
+    limits: Mapping[str, int] = field(default_factory=dict)
+    """Named limits a product enforces itself (e.g. the public QR API's
+    ``image_per_minute``); overridable one by one in the config file."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,8 @@ class PlanOverride(msgspec.Struct, forbid_unknown_fields=True):
     features: list[str] | None = None
     rank: int | None = None
     description: str | None = None
+    limits: dict[str, int] | None = None
+    """Merged into the plan's named limits key by key."""
 
 
 class ProductConfig(msgspec.Struct, forbid_unknown_fields=True):

@@ -176,11 +176,14 @@ async def gateway_factory(backend: Backend) -> AsyncIterator[GatewayFactory]:
 
 
 @asynccontextmanager
-async def gateway_client(gateway: Gateway) -> AsyncIterator[httpx.AsyncClient]:
+async def gateway_client(
+    gateway: Gateway, client_address: str = "127.0.0.1"
+) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client talking to the gateway's app in-process, on the test's own event
-    loop (database connections are bound to it), with the app's lifespan run around."""
+    loop (database connections are bound to it), with the app's lifespan run around.
+    Requests come from ``client_address`` as the socket peer."""
     app = create_app(gateway)
-    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=app, client=(client_address, 50000))  # type: ignore[arg-type]
     async with (
         app.lifespan(),
         httpx.AsyncClient(transport=transport, base_url="http://testserver") as client,

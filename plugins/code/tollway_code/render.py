@@ -74,7 +74,14 @@ def _rgb(colour: str) -> tuple[int, int, int]:
     return (value >> 16) & 0xFF, (value >> 8) & 0xFF, value & 0xFF
 
 
+_HEX_COLOUR = re.compile(r"#?[0-9a-fA-F]{6}")
+
+
 def _check_colours(dark: str, light: str) -> None:
+    # The schemas' pattern is searched, and its '$' also matches before a final newline.
+    for name, colour in (("dark", dark), ("light", light)):
+        if not _HEX_COLOUR.fullmatch(colour):
+            raise RenderError(f"{name} must be 6 hex digits, with or without '#'")
     if _hex(dark) == _hex(light):
         raise RenderError("dark and light colours must differ")
 
