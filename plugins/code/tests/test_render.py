@@ -448,7 +448,19 @@ def test_barcode_unknown_format_and_identical_colours() -> None:
     with pytest.raises(RenderError, match="unknown barcode format 'qr'"):
         render_barcode(BarcodeRequest(data="x", format="qr"))  # type: ignore[arg-type]
     with pytest.raises(RenderError, match="must differ"):
-        render_barcode(BarcodeRequest(data="Tollway", format="code128", dark="1", light="1"))
+        render_barcode(
+            BarcodeRequest(data="Tollway", format="code128", dark="111111", light="#111111")
+        )
+
+
+@pytest.mark.parametrize("colour", ["000000\n", "0000000", "#00000g", " 000000"])
+def test_colours_must_be_exactly_six_hex_digits(colour: str) -> None:
+    # Built directly, as routes do after validation: the renderer checks in full anyway,
+    # since the schemas' searched pattern lets a final newline through.
+    with pytest.raises(RenderError, match="6 hex digits"):
+        render_qr(QrRequest(data="x", dark=colour))
+    with pytest.raises(RenderError, match="6 hex digits"):
+        render_barcode(BarcodeRequest(data="Tollway", format="code128", light=colour))
 
 
 def test_barcode_text_fits_and_is_readable() -> None:

@@ -1,0 +1,84 @@
+"""HTTP handlers of the public QR API: ``GET /api/qr`` and ``POST /api/qr/json``.
+
+Admission (tiers and limits) runs before each handler as the route's ``admit`` step;
+the handlers validate, filter, and render through the cache.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from litestar import Request, Response, get, post
+from litestar.params import FromQuery, JSONBody, QueryParameter
+
+from tollway_code.render import data_url
+from tollway_code.schemas import HEX_COLOR_PATTERN, Ecc, QrFormat, QrRequest
+from tollway_qr.schemas import QrJsonRequest, QrJsonResponse, QrMeta
+from tollway_qr.service import admit_image, admit_json, service_of
+
+IMAGE_CACHE_CONTROL = "public, max-age=3600"
+
+
+def _matches(if_none_match: str | None, etag: str) -> bool:
+    """RFC 9110 If-None-Match: a list of (possibly weak) tags, or ``*``."""
+    if not if_none_match:
+        return False
+    tags = [tag.strip().removeprefix("W/") for tag in if_none_match.split(",")]
+    return "*" in tags or etag in tags
+
+
+@get("/", admit=admit_image, media_type="image/png", sync_to_thread=False)
+def qr_image(
+    request: Request[Any, Any, Any],
+    content: Annotated[str, QueryParameter(name="data", min_length=1, max_length=2048)],
+    size: Annotated[int, QueryParameter(ge=50, le=1000)] = 200,
+    format: FromQuery[QrFormat] = "png",
+    dark: Annotated[str, QueryParameter(pattern=HEX_COLOR_PATTERN)] = "000000",
+    light: Annotated[str, QueryParameter(pattern=HEX_COLOR_PATTERN)] = "ffffff",
+    margin: Annotated[int, QueryParameter(ge=0, le=10)] = 2,
+    ecc: FromQuery[Ecc] = "M",
+    api_key: Annotated[str | None, QueryParameter(max_length=200)] = None,
+) -> Response[bytes]:
+    """The QR code as image bytes, cacheable for an hour."""
+    service = service_of(request)
+    qr = QrRequest(content, format, size, ecc, margin, dark, light)
+    key, etag = service.identify(qr)
+    headers = {"ETag": etag, "Cache-Control": IMAGE_CACHE_CONTROL}
+    if _matches(request.headers.get("if-none-match"), etag):
+        return Response(b"", status_code=304, headers=headers)
+    image = service.render(qr, key)
+    return Response(image.content, media_type=image.media_type, headers=headers)
+
+
+@post("/json", admit=admit_json, status_code=200, sync_to_thread=False)
+def qr_json(
+    request: Request[Any, Any, Any], data: JSONBody[QrJsonRequest]
+) -> Response[QrJsonResponse]:
+    """The QR code as a data URL with its parameters; never cached."""
+    service = service_of(request)
+    qr = QrRequest(data.data, data.format, data.size, data.ecc, data.margin, data.dark, data.light)
+    key, _ = service.identify(qr)
+    image = service.render(qr, key)
+    meta = QrMeta(
+        data=data.data,
+        size=data.size,
+        dark="#" + data.dark.removeprefix("#").lower(),
+        light="#" + data.light.removeprefix("#").lower(),
+        ecc=data.ecc,
+        margin=data.margin,
+        generatedAt=datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+    )
+    body = QrJsonResponse(
+        success=True,
+        format=data.format,
+        width=image.width,
+        height=image.height,
+        dataUrl=data_url(image),
+        meta=meta,
+        svg=image.content.decode() if data.format == "svg" else None,
+    )
+    return Response(body, headers={"Cache-Control": "no-store"})
+
+
+ROUTES = [qr_image, qr_json]
