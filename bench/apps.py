@@ -75,3 +75,10 @@ def bare_app() -> Litestar:
 def gateway_app() -> Litestar:
     """Variant (b): the handler behind the tollway pipeline, configured from the env."""
     return create_app(Gateway(load_settings(), extra_plugins=plugins()))
+
+
+def qr_app() -> Litestar:
+    """The public QR API benchmark's app (``bench/qr.py``): the gateway as
+    ``tollway.asgi`` builds it, as a factory, with ``TOLLWAY_PLUGINS=qr`` and a
+    ``TOLLWAY_CONFIG`` lifting the anonymous tier's limits set by the caller."""
+    return create_app(Gateway(load_settings()))

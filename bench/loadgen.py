@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
@@ -83,3 +84,37 @@ def _percentile(report: str, percent: int) -> float:
     if match is None:
         raise LoadError(f"no {percent}% latency in wrk's report (run with --latency):\n{report}")
     return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def run_wrk_script(
+    url: str,
+    script: str,
+    *,
+    duration: float,
+    connections: int,
+    script_args: Sequence[str] = (),
+    timeout: float = 10.0,
+    threads: int = 1,
+) -> Measurement:
+    """One wrk run driven by the Lua ``script`` (``-s``), whose ``init(args)`` gets
+    ``script_args``; every response must be a 2xx. ``timeout`` is wrk's per-request
+    timeout in seconds (wrk's own default of 2 s counts slow responses as errors)."""
+    command = [
+        wrk_path(),
+        f"-t{threads}",
+        f"-c{connections}",
+        f"-d{max(1, round(duration))}s",
+        f"--timeout={max(1, round(timeout))}s",
+        "--latency",
+        "-s",
+        script,
+        url,
+        "--",
+        *script_args,
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=duration + timeout + 60, check=False
+    )
+    if done.returncode != 0:
+        raise LoadError(f"wrk exited with {done.returncode}: {done.stderr.strip()}")
+    return parse(done.stdout)

@@ -44,8 +44,12 @@ class RenderCache:
         self.misses = 0
         self._images: OrderedDict[CacheKey, RenderedImage] = OrderedDict()
 
-    def get(self, key: CacheKey) -> RenderedImage | None:
+    def get(self, key: CacheKey, *, count: bool = True) -> RenderedImage | None:
+        """The image, or ``None``; ``count=False`` peeks without touching the
+        statistics or the recency order."""
         image = self._images.get(key)
+        if not count:
+            return image
         if image is None:
             self.misses += 1
         else:
