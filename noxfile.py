@@ -41,7 +41,9 @@ def lint(session: nox.Session) -> None:
     install(session, "test", "lint")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
-    packages = [str(package) for path in PLUGINS for package in Path(path).glob("tollway_*")]
+    packages = [
+        str(init.parent) for path in PLUGINS for init in Path(path).glob("tollway_*/__init__.py")
+    ]
     session.run("mypy", "core/tollway", *packages, "harness/tollway_harness")
 
 
