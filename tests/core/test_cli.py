@@ -153,3 +153,18 @@ def test_serve_prints_a_demo_key_that_works(served: tuple[str, str]) -> None:
     assert response.content.startswith(b"\x89PNG")
     assert int(response.headers["x-ratelimit-remaining"]) >= 0
     assert httpx.post(f"{base}/v1/code/qr", json={"data": "hello"}).status_code == 401
+
+
+def test_the_harness_passes_against_the_served_gateway(served: tuple[str, str]) -> None:
+    base, key = served
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "tollway_harness", "run", "--url", base, "--key", key),
+            *("--product", "code", "--max-examples", "5"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed, 0 failed" in result.stdout
