@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from litestar import Litestar, Request, Response, Router
@@ -11,7 +12,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.types import Scope
+from litestar.types import AfterRequestHookHandler, Scope
 
 from tollway.bodies import RequestStep, strict_body_step
 from tollway.errors import ApiError
@@ -90,6 +91,9 @@ def _attach_gates(app: Litestar, gateway: Gateway) -> None:
             product = registry.products[product_name]
             # Litestar adds an OPTIONS handler to every path; preflight needs no key.
             preflight = handler.http_methods == {"OPTIONS"} and "scope" not in opt
+            if preflight and isinstance(handler, HTTPRouteHandler):
+                # Litestar declares this attribute with a narrower type than it accepts.
+                handler.after_request = _allow_header(route.methods)  # type: ignore[assignment]
             public = bool(opt.get("public")) or not product.keyed or preflight
             scope = opt.get("scope")
             admin = bool(opt.get("admin"))
@@ -118,6 +122,18 @@ def _attach_gates(app: Litestar, gateway: Gateway) -> None:
                 steps.append(plugin_step)
             if steps:
                 handler.before_request = chain_steps(steps)
+
+
+def _allow_header(methods: Iterable[str]) -> AfterRequestHookHandler:
+    """Litestar 2's automatic OPTIONS answer lists only one of a path's methods
+    (litestar#4169, fixed in 3.0); this sets the full ``Allow`` list."""
+    allow = ", ".join(sorted(methods))
+
+    async def set_allow(response: Response[Any]) -> Response[Any]:
+        response.headers["Allow"] = allow
+        return response
+
+    return set_allow
 
 
 def chain_steps(steps: list[RequestStep]) -> RequestStep:

@@ -25,7 +25,7 @@ from tollway.ratelimit import RateLimiter
 from tollway.registry import Plan, RegistrationError, Registry
 from tollway.scopes import ScopeChecker
 from tollway.settings import Settings
-from tollway.webhooks import WebhookSigner
+from tollway.webhooks import WebhookEngine, WebhookSigner
 
 T = TypeVar("T")
 
@@ -64,6 +64,7 @@ class Gateway:
             hook.tollway_error_mapper(gateway=self), "error mapper"
         )
         self.jobs: JobQueue = _required(hook.tollway_job_queue(gateway=self), "job queue")
+        self.webhooks = WebhookEngine(self)
         call_each(
             hook.tollway_register_routes,
             lambda plugin: (
@@ -85,10 +86,12 @@ class Gateway:
 
     async def start(self) -> None:
         await self.jobs.start()
+        await self.webhooks.start()
         await _await_all(self.plugins.hook.tollway_startup(gateway=self))
 
     async def stop(self) -> None:
         await _await_all(self.plugins.hook.tollway_shutdown(gateway=self))
+        await self.webhooks.stop()
         await self.jobs.stop()
         await self.rate_limiter.close()
         await self.database.dispose()

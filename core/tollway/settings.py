@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from tollway.webhooks.schedule import DEFAULT_RETRY_SCHEDULE
+
 FailurePolicy = Literal["open", "closed"]
 
 
@@ -70,6 +72,29 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     debug: bool = False
 
+    webhooks_allow_private_addresses: bool = False
+    """Let webhook endpoints resolve to loopback, private, link-local and other
+    non-public addresses (for tests and closed networks). Cloud metadata addresses
+    stay refused."""
+
+    webhooks_ca_file: str | None = None
+    """A PEM file of extra certificate authorities trusted for webhook receivers (a
+    private CA, a test certificate). TLS verification itself cannot be turned off."""
+
+    webhooks_timeout: float = 10.0
+    """Seconds one delivery attempt may take, connection and TLS included, before it
+    counts as failed."""
+
+    webhooks_poll_interval: float = 1.0
+    """Seconds between each process's scans for due deliveries; an emit wakes its own
+    process's dispatcher at once, so this bounds other processes and retries."""
+
+    webhooks_retry_schedule: list[float] = msgspec.field(
+        default_factory=lambda: list(DEFAULT_RETRY_SCHEDULE)
+    )
+    """Seconds to wait before each delivery attempt, counted from the previous one;
+    one attempt per entry, then the delivery is dead-lettered."""
+
     products: dict[str, ProductConfig] = {}
     """Per-product plan overrides and product settings, from the config file only."""
 
@@ -88,7 +113,7 @@ def _from_env(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
         raw = environ.get(_ENV_PREFIX + field.name.upper())
         if raw is None or raw == "":
             continue
-        if field.name in ("plugins", "trusted_proxies"):
+        if field.name in ("plugins", "trusted_proxies", "webhooks_retry_schedule"):
             values[field.name] = [item.strip() for item in raw.split(",") if item.strip()]
         elif field.type is bool:
             values[field.name] = raw.strip().lower() in ("1", "true", "yes", "on")

@@ -21,7 +21,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -30,6 +31,9 @@ from sqlalchemy import text
 from tollway.app import create_app
 from tollway.gateway import Gateway
 from tollway.settings import load_settings
+
+if TYPE_CHECKING:
+    from tollway.webhooks.testing import WebhookTestReceiver
 
 POSTGRES_URL = os.environ.get(
     "TOLLWAY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
@@ -262,3 +266,27 @@ def own_redis() -> Iterator[RedisServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def webhook_certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (trust it with the
+    ``webhooks_ca_file`` setting)."""
+    from tollway.webhooks.testing import make_certificate
+
+    if shutil.which("openssl") is None:
+        unavailable("openssl is needed to make the receiver's certificate")
+    return make_certificate(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture
+async def webhook_receiver(
+    webhook_certificate: tuple[Path, Path],
+) -> AsyncIterator[WebhookTestReceiver]:
+    """A running HTTPS receiver on loopback; ``trust(secret)`` before deliveries."""
+    from tollway.webhooks.testing import WebhookTestReceiver
+
+    server = WebhookTestReceiver(*webhook_certificate)
+    await server.start()
+    yield server
+    await server.stop()

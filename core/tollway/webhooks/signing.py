@@ -11,6 +11,8 @@ from typing import Protocol
 
 SIGNATURE_HEADER = "X-Service-Signature"
 EVENT_HEADER = "X-Service-Event"
+DELIVERY_HEADER = "X-Service-Delivery"
+"""The delivery id: differs between deliveries of one event (the body's ``id`` does not)."""
 _SCHEME = "sha256="
 
 
