@@ -3,6 +3,8 @@
 The names plugin authors need are exported here; everything else is internal.
 """
 
+from litestar.di import NamedDependency
+
 from tollway.errors import (
     ApiError,
     BadRequest,
@@ -24,12 +26,16 @@ from tollway.registry import Plan, Product, RegistrationError
 from tollway.settings import Settings, load_settings
 from tollway.webhooks import verify_signature
 
+CurrentGateway = NamedDependency[Gateway]
+"""Annotate a handler parameter named ``gateway`` with this to receive the gateway."""
+
 __all__ = [
     "ApiError",
     "BadRequest",
     "Caller",
     "Conflict",
     "CurrentCaller",
+    "CurrentGateway",
     "Forbidden",
     "Gateway",
     "NotFound",

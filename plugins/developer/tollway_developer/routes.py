@@ -13,10 +13,9 @@ from typing import Annotated, TypeVar
 
 import msgspec
 from litestar import delete, get, post
-from litestar.di import NamedDependency
 from litestar.params import JSONBody, PathParameter, QueryParameter
 
-from tollway import ApiError, BadRequest, Conflict, CurrentCaller, Gateway, NotFound
+from tollway import ApiError, BadRequest, Conflict, CurrentCaller, CurrentGateway, NotFound
 from tollway.accounts import AccountError
 from tollway.registry import Event, Registry, Scope
 from tollway.webhooks import EndpointInfo, WebhookError
@@ -38,9 +37,6 @@ from tollway_developer.schemas import (
 )
 
 WEBHOOKS_SCOPE = "webhooks:manage"
-
-CurrentGateway = NamedDependency[Gateway]
-"""The gateway serving the request (an app-level dependency named ``gateway``)."""
 
 Page = Annotated[int, QueryParameter(ge=1, le=100_000, description="1-based page number.")]
 Limit = Annotated[int, QueryParameter(ge=1, le=100, description="Items per page (1-100).")]
