@@ -8,15 +8,20 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
+
+import pluggy
 
 from tollway.accounts import AccountError
 from tollway.db.migrate import MigrationError
 from tollway.gateway import Gateway
+from tollway.plugins import plugin_manager
 from tollway.registry import RegistrationError
 from tollway.settings import load_settings
+
+T = TypeVar("T")
 
 
 def _plugin_list(text: str) -> list[str]:
@@ -43,6 +48,15 @@ def _run(gateway: Gateway, work: Any) -> Any:
             await gateway.database.dispose()
 
     return asyncio.run(main())
+
+
+def run_with_gateway(args: argparse.Namespace, work: Callable[[Gateway], Awaitable[T]]) -> T:
+    """Run ``work(gateway)`` on the gateway the command line configures (``--config``,
+    ``--plugins`` where the command has it, the environment), migrated first when
+    ``auto_migrate`` is on, and closed afterwards. For plugins' commands."""
+    gateway = _gateway(args)
+    result: T = _run(gateway, work(gateway))
+    return result
 
 
 async def bootstrap_demo(gateway: Gateway) -> str | None:
@@ -194,7 +208,9 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(manager: pluggy.PluginManager | None = None) -> argparse.ArgumentParser:
+    """The ``tollway`` parser, with the commands the plugins in ``manager`` add
+    (default: the installed plugins, narrowed by ``TOLLWAY_PLUGINS``)."""
     parser = argparse.ArgumentParser(prog="tollway", description=__doc__)
     parser.add_argument("--config", help="TOML config file (default: $TOLLWAY_CONFIG)")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -244,11 +260,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     plugins = commands.add_parser("plugins", help="installed plugins, scopes and events")
     plugins.set_defaults(handler=cmd_plugins)
+
+    if manager is None:
+        manager = plugin_manager(load_settings().plugins)
+    manager.hook.tollway_register_commands(commands=commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except (RegistrationError, ValueError) as error:
+        print(f"tollway: {error}", file=sys.stderr)
+        return 2
     try:
         result: int = args.handler(args)
     except (AccountError, MigrationError, RegistrationError, ValueError) as error:

@@ -15,6 +15,7 @@ whose async methods do the per-request work.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -96,6 +97,18 @@ def tollway_register_routes(
     A keyed handler that declares none, or an unregistered scope, fails start-up.
     ``admit=<async step(request)>`` adds a product's own admission step, run before
     the body is read (keyless products use it to rate-limit by client address).
+    """
+
+
+@hookspec
+def tollway_register_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    """Add subcommands to the ``tollway`` command line.
+
+    ``commands`` is argparse's sub-parser collection: ``chat = commands.add_parser(
+    "chat")``, then ``set_defaults(handler=fn)`` with ``fn(args) -> int`` (the exit
+    status). Run async work against the configured gateway with
+    ``tollway.cli.run_with_gateway(args, work)``. Print results on stdout, messages on
+    stderr.
     """
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -11,10 +12,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from tollway import Gateway, hookimpl
+from tollway.cli import build_parser, run_with_gateway
+from tollway.plugins import plugin_manager
 from tollway.testing import free_port
 
 
@@ -168,3 +173,34 @@ def test_the_harness_passes_against_the_served_gateway(served: tuple[str, str]) 
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed, 0 failed" in result.stdout
+
+
+class GreeterCommands:
+    """A plugin adding ``tollway greet NAME``, which creates an account and says so."""
+
+    @hookimpl
+    def tollway_register_commands(self, commands: argparse._SubParsersAction[Any]) -> None:
+        greet = commands.add_parser("greet", help="create an account and greet it")
+        greet.add_argument("name")
+        greet.set_defaults(handler=self.greet)
+
+    @staticmethod
+    def greet(args: argparse.Namespace) -> int:
+        async def work(gateway: Gateway) -> int:
+            return await gateway.accounts.create_account(args.name)
+
+        account = run_with_gateway(args, work)
+        print(f"hello {args.name}, account {account}")
+        return 0
+
+
+def test_plugins_add_commands(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TOLLWAY_DATABASE_URL", env["TOLLWAY_DATABASE_URL"])
+    parser = build_parser(plugin_manager([], extra=[("greeter", GreeterCommands())]))
+    args = parser.parse_args(["greet", "ada"])
+    assert args.handler(args) == 0
+    assert capsys.readouterr().out == "hello ada, account 1\n"
+    listing = tollway(env, "keys", "create", "--account", "1", "--scope", "code:usage:read")
+    assert listing.stdout.startswith("tw_")  # the account really exists
