@@ -49,11 +49,13 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Gateway overhead against a bare Litestar route, and the public QR API against
-    raw segno, both driven by wrk; see bench/ and docs/benchmarks.md."""
+    """Gateway overhead against a bare Litestar route and the public QR API against
+    raw segno (both driven by wrk), and webhook delivery latency and throughput; see
+    bench/ and docs/benchmarks.md."""
     install(session, "test")
     session.run("python", "bench/run.py", *session.posargs)
     session.run("python", "bench/qr.py")
+    session.run("python", "bench/webhooks.py")
 
 
 @nox.session

@@ -102,9 +102,14 @@ class Dispatcher:
     async def _run(self) -> None:
         while True:
             try:
-                await self.dispatch_due()
+                claimed = await self.dispatch_due()
             except Exception:
                 log.exception("webhook dispatch failed; retrying at the next poll")
+                claimed = 0
+            if claimed >= BATCH_SIZE:
+                # A backlog: claim the next batch now rather than one batch per poll.
+                await asyncio.sleep(0)
+                continue
             try:
                 async with asyncio.timeout(self.settings.poll_interval):
                     await self._wakeup.wait()
