@@ -35,11 +35,34 @@ def strict_body_step(handler: HTTPRouteHandler) -> RequestStep | None:
     decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(field.annotation)
 
     async def check_body(request: Request[Any, Any, Any]) -> None:
+        body = await request.body()
         try:
-            decoder.decode(await request.body())
+            decoder.decode(body)
         except msgspec.ValidationError as error:
-            raise BadRequest(f"Invalid request body: {error}") from None
+            # JSON Schema counts 144.0 as an integer; msgspec's strict mode does not.
+            if not _valid_with_integral_floats(body, field.annotation):
+                raise BadRequest(f"Invalid request body: {error}") from None
         except msgspec.DecodeError as error:
             raise BadRequest(f"Request body is not valid JSON: {error}") from None
 
     return check_body
+
+
+def _integral_floats_as_ints(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral_floats_as_ints(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _integral_floats_as_ints(item) for key, item in value.items()}
+    return value
+
+
+def _valid_with_integral_floats(body: bytes, annotation: Any) -> bool:
+    """Whether the body is valid once whole-number floats count as integers (only
+    tried after a strict failure, so ordinary requests pay nothing)."""
+    try:
+        msgspec.convert(_integral_floats_as_ints(msgspec.json.decode(body)), annotation)
+    except msgspec.MsgspecError:
+        return False
+    return True

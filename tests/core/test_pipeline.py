@@ -272,6 +272,12 @@ async def test_invalid_body_is_400_in_the_product_style(gateway_factory: Gateway
         lenient = await client.post(
             "/v1/widgets/widgets", json={"name": "x", "size": "5"}, headers=bearer(key)
         )
+        whole = await client.post(
+            "/v1/widgets/widgets", json={"name": "x", "size": 5.0}, headers=bearer(key)
+        )
+        fraction = await client.post(
+            "/v1/widgets/widgets", json={"name": "x", "size": 5.5}, headers=bearer(key)
+        )
         not_json = await client.post(
             "/v1/widgets/widgets",
             content=b"{oops",
@@ -282,6 +288,10 @@ async def test_invalid_body_is_400_in_the_product_style(gateway_factory: Gateway
     assert "size" in wrong_type.json()["detail"]
     # Bodies are decoded strictly: a numeric string is not a number.
     assert lenient.status_code == 400
+    # ... but a whole-number float is an integer, as in JSON Schema; a fraction is not.
+    assert whole.status_code == 201
+    assert whole.json() == {"name": "x", "size": 5}
+    assert fraction.status_code == 400
     assert "$.size" in lenient.json()["detail"]
     assert not_json.status_code == 400
     assert not_json.headers["content-type"] == "application/json"
