@@ -1,0 +1,97 @@
+"""Accounts subscribed to the chat product, with a key each, and the rows the API
+cannot create (inboxes, incoming messages), for the tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from tollway import Gateway
+from tollway.testing import GatewayFactory, gateway_client
+from tollway_chat.routes import SCOPES
+from tollway_chat.service import Chat
+
+CHAT = "/v1/chat"
+
+
+@dataclass(frozen=True)
+class Tenant:
+    account_id: int
+    key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+async def tenant(
+    gateway: Gateway, name: str = "acme", *, scopes: Sequence[str] = tuple(SCOPES)
+) -> Tenant:
+    account = await gateway.accounts.create_account(name, {"chat": "business"})
+    created = await gateway.accounts.create_key(account, name=name, scopes=scopes)
+    return Tenant(account, created.key)
+
+
+async def inbox(
+    gateway: Gateway, owner: Tenant, name: str = "Website", channel: str = "live_chat"
+) -> int:
+    async with gateway.database.transaction() as session:
+        return await Chat(session, owner.account_id, gateway.webhooks).create_inbox(name, channel)
+
+
+async def receive(gateway: Gateway, owner: Tenant, conversation_id: int, content: str) -> Any:
+    """An incoming message from the conversation's contact, as a channel adds it."""
+    async with gateway.database.transaction() as session:
+        chat = Chat(session, owner.account_id, gateway.webhooks)
+        return await chat.receive_message(conversation_id, content)
+
+
+@dataclass
+class Setup:
+    gateway: Gateway
+    client: httpx.AsyncClient
+    owner: Tenant
+    other: Tenant
+
+    async def post(self, path: str, body: dict[str, Any], *, expect: int = 201) -> Any:
+        response = await self.client.post(CHAT + path, json=body, headers=self.owner.headers)
+        assert response.status_code == expect, response.text
+        return response.json()
+
+    async def get(self, path: str, *, expect: int = 200, **params: Any) -> Any:
+        response = await self.client.get(CHAT + path, params=params, headers=self.owner.headers)
+        assert response.status_code == expect, response.text
+        return response.json()
+
+    async def patch(self, path: str, body: dict[str, Any], *, expect: int = 200) -> Any:
+        response = await self.client.patch(CHAT + path, json=body, headers=self.owner.headers)
+        assert response.status_code == expect, response.text
+        return response.json()
+
+    async def contact(self, name: str = "Ada", **fields: Any) -> dict[str, Any]:
+        body = {"name": name, "email": f"{name.lower()}@example.com", **fields}
+        created: dict[str, Any] = await self.post("/contacts", body)
+        return created
+
+    async def agent(self, name: str = "Grace", **fields: Any) -> dict[str, Any]:
+        body = {"name": name, "email": f"{name.lower()}@support.example", **fields}
+        created: dict[str, Any] = await self.post("/agents", body)
+        return created
+
+    async def conversation(self, inbox_id: int, contact_id: int, **fields: Any) -> dict[str, Any]:
+        body = {"inbox_id": inbox_id, "contact_id": contact_id, **fields}
+        created: dict[str, Any] = await self.post("/conversations", body)
+        return created
+
+
+@asynccontextmanager
+async def chat_setup(factory: GatewayFactory) -> AsyncIterator[Setup]:
+    gateway = await factory(plugins=["chat"])
+    owner = await tenant(gateway, "acme")
+    other = await tenant(gateway, "globex")
+    async with gateway_client(gateway) as client:
+        yield Setup(gateway, client, owner, other)

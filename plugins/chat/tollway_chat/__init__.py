@@ -1,0 +1,1 @@
+"""The chat product: conversations, messages, contacts, agents and inboxes."""

@@ -1,0 +1,94 @@
+"""Tables of the chat product; every row carries the account it belongs to."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from tollway.db import UTCDateTime, make_metadata, utcnow
+from tollway.db.models import Account
+
+
+class ChatBase(DeclarativeBase):
+    metadata = make_metadata()
+
+
+class Inbox(ChatBase):
+    __tablename__ = "chat_inboxes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey(Account.id, ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    channel_type: Mapped[str] = mapped_column(String(40))
+    is_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Contact(ChatBase):
+    __tablename__ = "chat_contacts"
+    __table_args__ = (UniqueConstraint("account_id", "email", name="uq_chat_contacts_email"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey(Account.id, ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    email: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    phone: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Agent(ChatBase):
+    __tablename__ = "chat_agents"
+    __table_args__ = (UniqueConstraint("account_id", "email", name="uq_chat_agents_email"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey(Account.id, ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    email: Mapped[str] = mapped_column(String(320))
+    role: Mapped[str] = mapped_column(String(20), default="agent")
+    availability: Mapped[str] = mapped_column(String(20), default="offline")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Conversation(ChatBase):
+    __tablename__ = "chat_conversations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey(Account.id, ondelete="CASCADE"), index=True)
+    inbox_id: Mapped[int] = mapped_column(ForeignKey(Inbox.id, ondelete="CASCADE"), index=True)
+    contact_id: Mapped[int] = mapped_column(ForeignKey(Contact.id, ondelete="CASCADE"), index=True)
+    agent_id: Mapped[int | None] = mapped_column(
+        ForeignKey(Agent.id, ondelete="SET NULL"), index=True, nullable=True
+    )
+    status: Mapped[str] = mapped_column(String(20), default="open")
+    unread_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_activity_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    contact: Mapped[Contact] = relationship(lazy="joined", innerjoin=True)
+    agent: Mapped[Agent | None] = relationship(lazy="joined")
+
+
+class Message(ChatBase):
+    __tablename__ = "chat_messages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey(Account.id, ondelete="CASCADE"), index=True)
+    conversation_id: Mapped[int] = mapped_column(
+        ForeignKey(Conversation.id, ondelete="CASCADE"), index=True
+    )
+    type: Mapped[str] = mapped_column(String(20))
+    content: Mapped[str] = mapped_column(Text)
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
+    contact_id: Mapped[int | None] = mapped_column(
+        ForeignKey(Contact.id, ondelete="SET NULL"), nullable=True
+    )
+    agent_id: Mapped[int | None] = mapped_column(
+        ForeignKey(Agent.id, ondelete="SET NULL"), nullable=True
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    contact: Mapped[Contact | None] = relationship(lazy="joined")
+    agent: Mapped[Agent | None] = relationship(lazy="joined")

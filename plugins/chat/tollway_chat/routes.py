@@ -1,0 +1,231 @@
+"""HTTP handlers of the chat product (``/v1/chat``).
+
+Each handler runs one transaction on the caller's account through
+``tollway_chat.service.Chat``; ids of another account are answered 404 (or 422 where
+they are referenced from a body), like unknown ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from litestar import Request, get, patch, post
+from litestar.params import JSONBody, PathParameter, QueryParameter
+
+from tollway import BadRequest, Caller, CurrentCaller, CurrentGateway, Gateway
+from tollway_chat import schemas
+from tollway_chat.service import Chat, conversation_view
+
+SCOPES = {
+    "chat:conversations:read": "List and read chat conversations",
+    "chat:conversations:write": "Start chat conversations, change their status and agent",
+    "chat:messages:read": "Read the messages of chat conversations",
+    "chat:messages:write": "Send messages and private notes in chat conversations",
+    "chat:contacts:read": "List, search and read chat contacts",
+    "chat:contacts:write": "Create chat contacts",
+    "chat:agents:read": "List chat agents",
+    "chat:agents:write": "Create chat agents",
+    "chat:inboxes:read": "List chat inboxes",
+}
+
+Page = Annotated[int, QueryParameter(ge=1, le=100_000, description="1-based page number.")]
+Id = Annotated[int, PathParameter(ge=1, le=2**31 - 1)]
+"""A row id: what the database's integer primary keys can hold."""
+FilterId = Annotated[int | None, QueryParameter(ge=1, le=2**31 - 1)]
+
+
+@asynccontextmanager
+async def _chat(gateway: Gateway, caller: Caller) -> AsyncIterator[Chat]:
+    async with gateway.database.transaction() as session:
+        yield Chat(session, caller.principal.account_id, gateway.webhooks)
+
+
+def _refuse_null(request: Request[Any, Any, Any], *names: str) -> None:
+    """Litestar reads ``?name=null`` as an absent optional parameter; it is not a value
+    of these parameters, so it is refused rather than ignored."""
+    for name in names:
+        if "null" in request.query_params.getall(name, []):
+            raise BadRequest(f"Invalid request: {name}: null is not a valid value")
+
+
+def _text(value: str, field: str) -> str:
+    """``value``, if the database can store it (PostgreSQL text cannot hold NUL)."""
+    if "\x00" in value:
+        raise BadRequest(f"Invalid request: {field} must not contain NUL characters")
+    return value
+
+
+def _name(value: str) -> str:
+    name = _text(value, "name").strip()
+    if not name:
+        raise BadRequest("Invalid request body: name must not be blank")
+    return name
+
+
+# Conversations ----------------------------------------------------------------------
+
+
+@get("/conversations", scope="chat:conversations:read")
+async def list_conversations(
+    request: Request[Any, Any, Any],
+    caller: CurrentCaller,
+    gateway: CurrentGateway,
+    status: Annotated[schemas.ConversationStatus | None, QueryParameter()] = None,
+    inbox_id: FilterId = None,
+    agent_id: FilterId = None,
+    page: Page = 1,
+    limit: Annotated[int, QueryParameter(ge=1, le=50, description="1-50.")] = 25,
+) -> schemas.ConversationList:
+    """Most recent activity first."""
+    _refuse_null(request, "status", "inbox_id", "agent_id")
+    async with _chat(gateway, caller) as chat:
+        data, total = await chat.list_conversations(
+            status=status,
+            inbox_id=inbox_id,
+            agent_id=agent_id,
+            offset=(page - 1) * limit,
+            limit=limit,
+        )
+    return schemas.ConversationList(data=data, total=total, page=page, limit=limit)
+
+
+@post("/conversations", scope="chat:conversations:write")
+async def create_conversation(
+    data: JSONBody[schemas.ConversationCreate], caller: CurrentCaller, gateway: CurrentGateway
+) -> schemas.Conversation:
+    if data.message is not None:
+        _text(data.message.content, "message.content")
+    async with _chat(gateway, caller) as chat:
+        return await chat.create_conversation(data)
+
+
+@get("/conversations/{conversation_id:int}", scope="chat:conversations:read")
+async def get_conversation(
+    conversation_id: Id, caller: CurrentCaller, gateway: CurrentGateway
+) -> schemas.Conversation:
+    async with _chat(gateway, caller) as chat:
+        return conversation_view(await chat.conversation(conversation_id))
+
+
+@patch("/conversations/{conversation_id:int}", scope="chat:conversations:write")
+async def update_conversation(
+    conversation_id: Id,
+    data: JSONBody[schemas.ConversationUpdate],
+    caller: CurrentCaller,
+    gateway: CurrentGateway,
+) -> schemas.Conversation:
+    async with _chat(gateway, caller) as chat:
+        return await chat.update_conversation(conversation_id, data)
+
+
+# Messages ---------------------------------------------------------------------------
+
+
+@get("/conversations/{conversation_id:int}/messages", scope="chat:messages:read")
+async def list_messages(
+    conversation_id: Id,
+    caller: CurrentCaller,
+    gateway: CurrentGateway,
+    page: Page = 1,
+    limit: Annotated[int, QueryParameter(ge=1, le=100, description="1-100.")] = 50,
+) -> schemas.MessageList:
+    """Oldest first."""
+    async with _chat(gateway, caller) as chat:
+        data, total = await chat.list_messages(
+            conversation_id, offset=(page - 1) * limit, limit=limit
+        )
+    return schemas.MessageList(data=data, total=total)
+
+
+@post("/conversations/{conversation_id:int}/messages", scope="chat:messages:write")
+async def send_message(
+    conversation_id: Id,
+    data: JSONBody[schemas.MessageCreate],
+    caller: CurrentCaller,
+    gateway: CurrentGateway,
+) -> schemas.Message:
+    _text(data.content, "content")
+    async with _chat(gateway, caller) as chat:
+        return await chat.send_message(conversation_id, data)
+
+
+# Contacts ---------------------------------------------------------------------------
+
+
+@get("/contacts", scope="chat:contacts:read")
+async def list_contacts(
+    caller: CurrentCaller,
+    gateway: CurrentGateway,
+    q: Annotated[str, QueryParameter(max_length=200)] = "",
+    page: Page = 1,
+    limit: Annotated[int, QueryParameter(ge=1, le=100, description="1-100.")] = 25,
+) -> schemas.ContactList:
+    """Oldest first; ``q`` matches a substring of name, email or phone, ignoring case."""
+    _text(q, "q")
+    async with _chat(gateway, caller) as chat:
+        data, total = await chat.list_contacts(q, offset=(page - 1) * limit, limit=limit)
+    return schemas.ContactList(data=data, total=total)
+
+
+@post("/contacts", scope="chat:contacts:write")
+async def create_contact(
+    data: JSONBody[schemas.ContactCreate], caller: CurrentCaller, gateway: CurrentGateway
+) -> schemas.Contact:
+    data.name = _name(data.name)
+    if data.email is not None:
+        _text(data.email, "email")
+    async with _chat(gateway, caller) as chat:
+        return await chat.create_contact(data)
+
+
+@get("/contacts/{contact_id:int}", scope="chat:contacts:read")
+async def get_contact(
+    contact_id: Id, caller: CurrentCaller, gateway: CurrentGateway
+) -> schemas.Contact:
+    async with _chat(gateway, caller) as chat:
+        return await chat.contact(contact_id)
+
+
+# Agents and inboxes -------------------------------------------------------------------
+
+
+@get("/agents", scope="chat:agents:read")
+async def list_agents(caller: CurrentCaller, gateway: CurrentGateway) -> schemas.AgentList:
+    async with _chat(gateway, caller) as chat:
+        agents = await chat.list_agents()
+    return schemas.AgentList(data=agents, total=len(agents))
+
+
+@post("/agents", scope="chat:agents:write")
+async def create_agent(
+    data: JSONBody[schemas.AgentCreate], caller: CurrentCaller, gateway: CurrentGateway
+) -> schemas.Agent:
+    data.name = _name(data.name)
+    _text(data.email, "email")
+    async with _chat(gateway, caller) as chat:
+        return await chat.create_agent(data)
+
+
+@get("/inboxes", scope="chat:inboxes:read")
+async def list_inboxes(caller: CurrentCaller, gateway: CurrentGateway) -> schemas.InboxList:
+    """Inboxes are created by operators (``tollway chat inboxes create``)."""
+    async with _chat(gateway, caller) as chat:
+        return schemas.InboxList(data=await chat.list_inboxes())
+
+
+ROUTES = [
+    list_conversations,
+    create_conversation,
+    get_conversation,
+    update_conversation,
+    list_messages,
+    send_message,
+    list_contacts,
+    create_contact,
+    get_contact,
+    list_agents,
+    create_agent,
+    list_inboxes,
+]

@@ -1,0 +1,394 @@
+"""The chat product's rules, on one account's rows inside one transaction.
+
+Every lookup is filtered by the account, so another account's id is simply not found.
+Events are emitted through the webhook engine in the same transaction: they are
+delivered only if the change commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+import msgspec
+from sqlalchemy import ColumnElement, Select, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tollway import Conflict, NotFound, UnprocessableEntity
+from tollway.db import utcnow
+from tollway.webhooks import WebhookEngine
+from tollway_chat import schemas
+from tollway_chat.models import Agent, Contact, Conversation, Inbox, Message
+
+CONVERSATION_CREATED = "conversation.created"
+CONVERSATION_UPDATED = "conversation.updated"
+MESSAGE_CREATED = "message.created"
+CONTACT_CREATED = "contact.created"
+EVENTS = {
+    CONVERSATION_CREATED: "A chat conversation was started",
+    CONVERSATION_UPDATED: "A chat conversation's status or assigned agent changed",
+    MESSAGE_CREATED: "A message or private note was added to a chat conversation",
+    CONTACT_CREATED: "A chat contact was created",
+}
+
+Row = TypeVar("Row", Agent, Contact, Conversation, Inbox)
+
+
+def escape_like(text: str) -> str:
+    """``text`` matched literally by ``LIKE ... ESCAPE '\\'``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def conversation_view(conversation: Conversation) -> schemas.Conversation:
+    contact = conversation.contact
+    agent = conversation.agent
+    return schemas.Conversation(
+        id=conversation.id,
+        status=conversation.status,
+        inbox_id=conversation.inbox_id,
+        contact=schemas.ContactRef(contact.id, contact.name, contact.email),
+        assigned_agent=schemas.AgentRef(agent.id, agent.name) if agent else None,
+        unread_count=conversation.unread_count,
+        last_activity_at=conversation.last_activity_at,
+        created_at=conversation.created_at,
+        updated_at=conversation.updated_at,
+    )
+
+
+def message_view(message: Message) -> schemas.Message:
+    sender: schemas.Sender | None = None
+    if message.agent is not None:
+        sender = schemas.Sender("agent", message.agent.id, message.agent.name)
+    elif message.contact is not None:
+        sender = schemas.Sender("contact", message.contact.id, message.contact.name)
+    return schemas.Message(
+        id=message.id,
+        conversation_id=message.conversation_id,
+        type="incoming" if message.type == "incoming" else "outgoing",
+        content=message.content,
+        private=message.private,
+        sender=sender,
+        created_at=message.created_at,
+    )
+
+
+def agent_view(agent: Agent) -> schemas.Agent:
+    return msgspec.convert(agent, schemas.Agent, from_attributes=True)
+
+
+def inbox_view(inbox: Inbox) -> schemas.Inbox:
+    return msgspec.convert(inbox, schemas.Inbox, from_attributes=True)
+
+
+def _conversation_count() -> Any:
+    return (
+        select(func.count(Conversation.id))
+        .where(Conversation.contact_id == Contact.id)
+        .correlate(Contact)
+        .scalar_subquery()
+    )
+
+
+class Chat:
+    """One account's chat data in ``session``'s transaction."""
+
+    def __init__(self, session: AsyncSession, account_id: int, webhooks: WebhookEngine) -> None:
+        self.session = session
+        self.account_id = account_id
+        self.webhooks = webhooks
+
+    async def _emit(self, event: str, data: msgspec.Struct) -> None:
+        await self.webhooks.emit(self.session, self.account_id, event, msgspec.to_builtins(data))
+
+    async def _owned(self, model: type[Row], row_id: int) -> Row | None:
+        return await self.session.scalar(
+            select(model)
+            .where(model.id == row_id, model.account_id == self.account_id)
+            .execution_options(populate_existing=True)
+        )
+
+    async def _page(
+        self, query: Select[Any], order: Sequence[Any], offset: int, limit: int
+    ) -> tuple[list[Any], int]:
+        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
+        rows = await self.session.execute(query.order_by(*order).offset(offset).limit(limit))
+        return list(rows.unique().all()), total or 0
+
+    # Conversations ------------------------------------------------------------------
+
+    async def conversation(self, conversation_id: int) -> Conversation:
+        conversation = await self._owned(Conversation, conversation_id)
+        if conversation is None:
+            raise NotFound(f"Conversation {conversation_id} not found")
+        return conversation
+
+    async def list_conversations(
+        self,
+        *,
+        status: str | None,
+        inbox_id: int | None,
+        agent_id: int | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[list[schemas.Conversation], int]:
+        conditions: list[ColumnElement[bool]] = [Conversation.account_id == self.account_id]
+        if status is not None:
+            conditions.append(Conversation.status == status)
+        if inbox_id is not None:
+            conditions.append(Conversation.inbox_id == inbox_id)
+        if agent_id is not None:
+            conditions.append(Conversation.agent_id == agent_id)
+        rows, total = await self._page(
+            select(Conversation).where(*conditions),
+            [Conversation.last_activity_at.desc(), Conversation.id.desc()],
+            offset,
+            limit,
+        )
+        return [conversation_view(row[0]) for row in rows], total
+
+    async def _agent_for(self, requested: int) -> Agent:
+        agent_id = requested
+        agent = await self._owned(Agent, agent_id)
+        if agent is None:
+            raise UnprocessableEntity(f"Agent {agent_id} does not exist")
+        return agent
+
+    async def default_agent(self) -> Agent:
+        """The agent a message without ``agent_id`` is sent as: the account's oldest
+        administrator, else its oldest agent (API keys are not tied to agents)."""
+        agent = await self.session.scalar(
+            select(Agent)
+            .where(Agent.account_id == self.account_id)
+            .order_by((Agent.role == "administrator").desc(), Agent.id)
+            .limit(1)
+        )
+        if agent is None:
+            raise UnprocessableEntity(
+                "Cannot send a message: the account has no agent; create one or give agent_id"
+            )
+        return agent
+
+    async def create_conversation(self, data: schemas.ConversationCreate) -> schemas.Conversation:
+        inbox_id, contact_id = data.inbox_id, data.contact_id
+        if await self._owned(Inbox, inbox_id) is None:
+            raise UnprocessableEntity(f"Inbox {inbox_id} does not exist")
+        if await self._owned(Contact, contact_id) is None:
+            raise UnprocessableEntity(f"Contact {contact_id} does not exist")
+        agent = None if data.agent_id is None else await self._agent_for(data.agent_id)
+        sender = None
+        if data.message is not None:
+            sender = agent or await self.default_agent()
+        now = utcnow()
+        conversation = Conversation(
+            account_id=self.account_id,
+            inbox_id=inbox_id,
+            contact_id=contact_id,
+            agent_id=agent.id if agent else None,
+            status=data.status,
+            unread_count=0,
+            last_activity_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        self.session.add(conversation)
+        await self.session.flush()
+        view = conversation_view(await self.conversation(conversation.id))
+        await self._emit(CONVERSATION_CREATED, view)
+        if data.message is not None and sender is not None:
+            await self._add_message(
+                view.id, data.message.content, private=False, agent=sender, at=now
+            )
+        return view
+
+    async def update_conversation(
+        self, conversation_id: int, data: schemas.ConversationUpdate
+    ) -> schemas.Conversation:
+        conversation = await self.conversation(conversation_id)
+        changes: dict[str, Any] = {}
+        if data.status is not msgspec.UNSET:
+            changes["status"] = data.status
+        if data.agent_id is not msgspec.UNSET:
+            agent_id = data.agent_id
+            changes["agent_id"] = None if agent_id is None else (await self._agent_for(agent_id)).id
+        if changes:
+            changes["updated_at"] = utcnow()
+            await self.session.execute(
+                update(Conversation).where(Conversation.id == conversation.id).values(**changes)
+            )
+            conversation = await self.conversation(conversation_id)
+        view = conversation_view(conversation)
+        if changes:
+            await self._emit(CONVERSATION_UPDATED, view)
+        return view
+
+    # Messages -----------------------------------------------------------------------
+
+    async def list_messages(
+        self, conversation_id: int, *, offset: int, limit: int
+    ) -> tuple[list[schemas.Message], int]:
+        await self.conversation(conversation_id)
+        rows, total = await self._page(
+            select(Message).where(Message.conversation_id == conversation_id),
+            [Message.id],
+            offset,
+            limit,
+        )
+        return [message_view(row[0]) for row in rows], total
+
+    async def send_message(
+        self, conversation_id: int, data: schemas.MessageCreate
+    ) -> schemas.Message:
+        """An outgoing message (or, ``private``, a note) of an agent."""
+        await self.conversation(conversation_id)
+        agent = (
+            await self.default_agent()
+            if data.agent_id is None
+            else await self._agent_for(data.agent_id)
+        )
+        return await self._add_message(
+            conversation_id, data.content, private=data.private, agent=agent, at=utcnow()
+        )
+
+    async def receive_message(self, conversation_id: int, content: str) -> schemas.Message:
+        """An incoming message of the conversation's contact (for the channels)."""
+        conversation = await self.conversation(conversation_id)
+        return await self._add_message(
+            conversation_id, content, private=False, contact=conversation.contact, at=utcnow()
+        )
+
+    async def _add_message(
+        self,
+        conversation_id: int,
+        content: str,
+        *,
+        private: bool,
+        at: datetime,
+        agent: Agent | None = None,
+        contact: Contact | None = None,
+    ) -> schemas.Message:
+        incoming = contact is not None
+        message = Message(
+            account_id=self.account_id,
+            conversation_id=conversation_id,
+            type="incoming" if incoming else "outgoing",
+            content=content,
+            private=private,
+            agent_id=agent.id if agent else None,
+            contact_id=contact.id if contact else None,
+            created_at=at,
+        )
+        self.session.add(message)
+        # An incoming message is unread until an agent writes in the conversation.
+        unread = Conversation.unread_count + 1 if incoming else 0
+        await self.session.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation_id)
+            .values(unread_count=unread, last_activity_at=at, updated_at=at)
+        )
+        await self.session.flush()
+        message.agent = agent
+        message.contact = contact
+        view = message_view(message)
+        await self._emit(MESSAGE_CREATED, view)
+        return view
+
+    # Contacts -----------------------------------------------------------------------
+
+    def _contacts(self) -> Select[Any]:
+        return select(Contact, _conversation_count()).where(Contact.account_id == self.account_id)
+
+    @staticmethod
+    def _contact_view(contact: Contact, conversation_count: int) -> schemas.Contact:
+        return schemas.Contact(
+            id=contact.id,
+            name=contact.name,
+            email=contact.email,
+            phone=contact.phone,
+            conversation_count=conversation_count,
+            created_at=contact.created_at,
+        )
+
+    async def list_contacts(
+        self, q: str, *, offset: int, limit: int
+    ) -> tuple[list[schemas.Contact], int]:
+        query = self._contacts()
+        if q:
+            pattern = f"%{escape_like(q)}%"
+            query = query.where(
+                or_(
+                    *(
+                        column.ilike(pattern, escape="\\")
+                        for column in (Contact.name, Contact.email, Contact.phone)
+                    )
+                )
+            )
+        rows, total = await self._page(query, [Contact.id], offset, limit)
+        return [self._contact_view(contact, count) for contact, count in rows], total
+
+    async def contact(self, contact_id: int) -> schemas.Contact:
+        row = (await self.session.execute(self._contacts().where(Contact.id == contact_id))).first()
+        if row is None:
+            raise NotFound(f"Contact {contact_id} not found")
+        return self._contact_view(row[0], row[1])
+
+    async def create_contact(self, data: schemas.ContactCreate) -> schemas.Contact:
+        contact = Contact(
+            account_id=self.account_id,
+            name=data.name,
+            email=data.email,
+            phone=data.phone,
+            created_at=utcnow(),
+        )
+        await self._insert(contact, f"A contact with email {data.email} already exists")
+        view = self._contact_view(contact, 0)
+        await self._emit(CONTACT_CREATED, view)
+        return view
+
+    async def _insert(self, row: Contact | Agent, conflict: str) -> None:
+        # The insert is the transaction's first write, so a unique-email violation
+        # (which aborts a PostgreSQL transaction) loses nothing: the route rolls back.
+        self.session.add(row)
+        try:
+            await self.session.flush()
+        except IntegrityError:
+            raise Conflict(conflict) from None
+
+    # Agents and inboxes ---------------------------------------------------------------
+
+    async def list_agents(self) -> list[schemas.Agent]:
+        agents = await self.session.scalars(
+            select(Agent).where(Agent.account_id == self.account_id).order_by(Agent.id)
+        )
+        return [agent_view(agent) for agent in agents]
+
+    async def create_agent(self, data: schemas.AgentCreate) -> schemas.Agent:
+        agent = Agent(
+            account_id=self.account_id,
+            name=data.name,
+            email=data.email,
+            role=data.role,
+            availability="offline",
+            created_at=utcnow(),
+        )
+        await self._insert(agent, f"An agent with email {data.email} already exists")
+        return agent_view(agent)
+
+    async def list_inboxes(self) -> list[schemas.Inbox]:
+        inboxes = await self.session.scalars(
+            select(Inbox).where(Inbox.account_id == self.account_id).order_by(Inbox.id)
+        )
+        return [inbox_view(inbox) for inbox in inboxes]
+
+    async def create_inbox(self, name: str, channel_type: str, *, enabled: bool = True) -> int:
+        inbox = Inbox(
+            account_id=self.account_id,
+            name=name,
+            channel_type=channel_type,
+            is_enabled=enabled,
+            created_at=utcnow(),
+        )
+        self.session.add(inbox)
+        await self.session.flush()
+        return inbox.id
