@@ -89,6 +89,10 @@ class Message(ChatBase):
         ForeignKey(Agent.id, ondelete="SET NULL"), nullable=True
     )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    delivery_status: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    """``pending``, ``sent`` or ``failed`` for outgoing non-private messages; else null."""
+    delivery_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    delivery_error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     contact: Mapped[Contact | None] = relationship(lazy="joined")
     agent: Mapped[Agent | None] = relationship(lazy="joined")

@@ -11,7 +11,9 @@ from typing import Any
 from sqlalchemy import MetaData
 
 from tollway import Gateway, Plan, Product, hookimpl
+from tollway_chat import channels, hookspecs
 from tollway_chat.commands import add_commands
+from tollway_chat.delivery import delivery_for
 from tollway_chat.models import ChatBase
 from tollway_chat.routes import ROUTES, SCOPES
 from tollway_chat.service import EVENTS
@@ -55,7 +57,20 @@ def tollway_register_models(register: Callable[[MetaData, Path | None], None]) -
 def tollway_register_routes(
     register: Callable[[str, Sequence[Any]], None], gateway: Gateway
 ) -> None:
+    manager = gateway.plugins
+    if getattr(manager.hook, "tollway_chat_channel", None) is None or (
+        manager.hook.tollway_chat_channel.spec is None
+    ):
+        manager.add_hookspecs(hookspecs)
+    if not manager.has_plugin(channels.__name__):
+        manager.register(channels, name=channels.__name__)
+    delivery_for(gateway).register_job()
     register("chat", ROUTES)
+
+
+@hookimpl
+async def tollway_shutdown(gateway: Gateway) -> None:
+    await delivery_for(gateway).stop()
 
 
 @hookimpl

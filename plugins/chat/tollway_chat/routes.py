@@ -7,15 +7,20 @@ they are referenced from a body), like unknown ones.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Request, get, patch, post
 from litestar.params import JSONBody, PathParameter, QueryParameter
+from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from tollway import BadRequest, Caller, CurrentCaller, CurrentGateway, Gateway
-from tollway_chat import schemas
+from tollway_chat import schemas, stream
+from tollway_chat.channels import OutboundMessage
+from tollway_chat.delivery import delivery_for
 from tollway_chat.service import Chat, conversation_view
 
 SCOPES = {
@@ -39,7 +44,12 @@ FilterId = Annotated[int | None, QueryParameter(ge=1, le=2**31 - 1)]
 @asynccontextmanager
 async def _chat(gateway: Gateway, caller: Caller) -> AsyncIterator[Chat]:
     async with gateway.database.transaction() as session:
-        yield Chat(session, caller.principal.account_id, gateway.webhooks)
+        yield Chat(
+            session,
+            caller.principal.account_id,
+            gateway.webhooks,
+            deliver=delivery_for(gateway).after_commit,
+        )
 
 
 def _refuse_null(request: Request[Any, Any, Any], *names: str) -> None:
@@ -188,6 +198,68 @@ async def get_contact(
         return await chat.contact(contact_id)
 
 
+@post("/contacts/{contact_id:int}/stream-token", scope="chat:contacts:write")
+async def create_stream_token(
+    contact_id: Id, caller: CurrentCaller, gateway: CurrentGateway
+) -> schemas.StreamToken:
+    """A short-lived token with which the contact reads ``GET /v1/chat/stream``."""
+    account_id = caller.principal.account_id
+    async with _chat(gateway, caller) as chat:
+        await chat.contact(contact_id)
+    token, expires_at = stream.issue(gateway, account_id, contact_id)
+    return schemas.StreamToken(token=token, contact_id=contact_id, expires_at=expires_at)
+
+
+def _event(message: OutboundMessage) -> ServerSentEventMessage:
+    data = {
+        "id": message.id,
+        "conversation_id": message.conversation_id,
+        "content": message.content,
+        "sender": {"type": "agent", "name": message.agent_name},
+        "created_at": message.created_at,
+    }
+    return ServerSentEventMessage(
+        event="message", id=str(message.id), data=msgspec.json.encode(data).decode()
+    )
+
+
+@get("/stream", public=True, media_type="text/event-stream")
+async def contact_stream(
+    gateway: CurrentGateway,
+    token: Annotated[str, QueryParameter(min_length=1, max_length=4096)],
+    max_seconds: Annotated[
+        int, QueryParameter(ge=1, le=3600, description="End the stream after this long.")
+    ] = 300,
+    once: Annotated[bool, QueryParameter(description="End after the first message.")] = False,
+) -> ServerSentEvent:
+    """The contact's live_chat messages as Server-Sent Events (no API key: ``token``)."""
+    account_id, contact_id = stream.verify(gateway, token)
+    hub = delivery_for(gateway).hub
+    queue = hub.subscribe(account_id, contact_id)
+
+    async def events() -> AsyncIterator[ServerSentEventMessage]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max_seconds
+        try:
+            yield ServerSentEventMessage(
+                event="ready", data=msgspec.json.encode({"contact_id": contact_id}).decode()
+            )
+            while (remaining := deadline - loop.time()) > 0:
+                try:
+                    message = await asyncio.wait_for(queue.get(), min(remaining, 15.0))
+                except TimeoutError:
+                    if deadline - loop.time() > 0:
+                        yield ServerSentEventMessage(comment="keep-alive")
+                    continue
+                yield _event(message)
+                if once:
+                    return
+        finally:
+            hub.unsubscribe(account_id, contact_id, queue)
+
+    return ServerSentEvent(events())
+
+
 # Agents and inboxes -------------------------------------------------------------------
 
 
@@ -225,6 +297,8 @@ ROUTES = [
     list_contacts,
     create_contact,
     get_contact,
+    create_stream_token,
+    contact_stream,
     list_agents,
     create_agent,
     list_inboxes,

@@ -187,3 +187,11 @@ class Inbox(msgspec.Struct):
 
 class InboxList(msgspec.Struct):
     data: list[Inbox]
+
+
+class StreamToken(msgspec.Struct):
+    """A contact's credential for ``GET /v1/chat/stream?token=...``."""
+
+    token: str
+    contact_id: int
+    expires_at: datetime

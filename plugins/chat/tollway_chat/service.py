@@ -7,7 +7,7 @@ delivered only if the change commits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -94,7 +94,16 @@ def _conversation_count() -> Any:
 class Chat:
     """One account's chat data in ``session``'s transaction."""
 
-    def __init__(self, session: AsyncSession, account_id: int, webhooks: WebhookEngine) -> None:
+    def __init__(
+        self,
+        session: AsyncSession,
+        account_id: int,
+        webhooks: WebhookEngine,
+        deliver: Callable[[AsyncSession, int], None] | None = None,
+    ) -> None:
+        """``deliver(session, message_id)`` is called for each outgoing, non-private
+        message added (see ``tollway_chat.delivery.Delivery.after_commit``)."""
+        self.deliver = deliver
         self.session = session
         self.account_id = account_id
         self.webhooks = webhooks
@@ -278,6 +287,8 @@ class Chat:
             agent_id=agent.id if agent else None,
             contact_id=contact.id if contact else None,
             created_at=at,
+            delivery_status=None if incoming or private else "pending",
+            delivery_attempts=0,
         )
         self.session.add(message)
         # An incoming message is unread until an agent writes in the conversation.
@@ -292,6 +303,8 @@ class Chat:
         message.contact = contact
         view = message_view(message)
         await self._emit(MESSAGE_CREATED, view)
+        if message.delivery_status is not None and self.deliver is not None:
+            self.deliver(self.session, message.id)
         return view
 
     # Contacts -----------------------------------------------------------------------

@@ -1,0 +1,346 @@
+"""Delivery of outgoing messages through the inbox channel: email over SMTP to a real
+local server (aiosmtpd), live_chat over the contact's Server-Sent Events stream;
+retries through the job queue, private notes and incoming messages never sent."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from email import message_from_bytes
+from typing import Any
+
+import jwt
+import pytest
+from aiosmtpd.controller import Controller
+from chat_accounts import CHAT, Setup, inbox, receive, tenant
+from sqlalchemy import select
+
+from tollway import Gateway, hookimpl
+from tollway.testing import GatewayFactory, free_port, gateway_client
+from tollway_chat.channels import OutboundMessage
+from tollway_chat.delivery import delivery_for
+from tollway_chat.models import Message
+
+
+class Mailbox:
+    def __init__(self) -> None:
+        self.envelopes: list[Any] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.envelopes.append(envelope)
+        return "250 OK"
+
+
+class SmtpServer:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.mailbox = Mailbox()
+        self.controller = Controller(self.mailbox, hostname="127.0.0.1", port=port)
+
+    def start(self) -> None:
+        self.controller.start()
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+
+@pytest.fixture
+def smtp_server() -> Any:
+    server = SmtpServer(free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+def _settings(port: int, **more: Any) -> dict[str, Any]:
+    settings = {
+        "smtp_host": "127.0.0.1",
+        "smtp_port": port,
+        "smtp_from": "support@acme.example",
+        "delivery_retry_schedule": [0.2, 0.2, 0.2],
+        **more,
+    }
+    return {"chat": {"settings": settings}}
+
+
+@asynccontextmanager
+async def _setup(
+    factory: GatewayFactory, products: dict[str, Any], **options: Any
+) -> AsyncIterator[Setup]:
+    gateway = await factory(plugins=["chat"], products=products, **options)
+    owner = await tenant(gateway, "acme")
+    other = await tenant(gateway, "globex")
+    async with gateway_client(gateway) as client:
+        yield Setup(gateway, client, owner, other)
+
+
+async def _delivery(gateway: Gateway, message_id: int) -> Message:
+    async with gateway.database.transaction() as session:
+        message = await session.scalar(select(Message).where(Message.id == message_id))
+        assert message is not None
+        return message
+
+
+async def _settled(gateway: Gateway, message_id: int, within: float = 10.0) -> Message:
+    deadline = time.monotonic() + within
+    while True:
+        message = await _delivery(gateway, message_id)
+        if message.delivery_status != "pending" or time.monotonic() > deadline:
+            return message
+        await asyncio.sleep(0.05)
+
+
+async def _email_conversation(chat: Setup) -> tuple[dict[str, Any], str]:
+    box = await inbox(chat.gateway, chat.owner, "Mail", channel="email")
+    await chat.agent("Grace")
+    contact = await chat.contact("Ada")
+    conversation = await chat.conversation(box, contact["id"])
+    return conversation, f"/conversations/{conversation['id']}/messages"
+
+
+async def test_email_reaches_the_smtp_server(
+    gateway_factory: GatewayFactory, smtp_server: SmtpServer
+) -> None:
+    async with _setup(gateway_factory, _settings(smtp_server.port)) as chat:
+        _, path = await _email_conversation(chat)
+        sent = await chat.post(path, {"content": "Hello Ada,\nyour order shipped."})
+        assert "delivery_status" not in sent  # the API's message is unchanged
+        message = await _settled(chat.gateway, sent["id"])
+        assert (message.delivery_status, message.delivery_attempts) == ("sent", 1)
+        assert message.delivery_error is None
+        [envelope] = smtp_server.mailbox.envelopes
+        assert envelope.rcpt_tos == ["ada@example.com"]
+        assert envelope.mail_from == "support@acme.example"
+        mail = message_from_bytes(envelope.content)
+        assert mail["To"] == "ada@example.com"
+        body = mail.get_payload(decode=True).decode().replace("\r\n", "\n")
+        assert body.strip() == "Hello Ada,\nyour order shipped."
+
+
+async def test_first_message_of_a_new_conversation_is_delivered(
+    gateway_factory: GatewayFactory, smtp_server: SmtpServer
+) -> None:
+    async with _setup(gateway_factory, _settings(smtp_server.port)) as chat:
+        box = await inbox(chat.gateway, chat.owner, "Mail", channel="email")
+        await chat.agent("Grace")
+        contact = await chat.contact("Bob")
+        await chat.conversation(box, contact["id"], message={"content": "Welcome"})
+        deadline = time.monotonic() + 10
+        while not smtp_server.mailbox.envelopes:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        [envelope] = smtp_server.mailbox.envelopes
+        assert envelope.rcpt_tos == ["bob@example.com"]
+
+
+async def test_smtp_down_then_up_is_retried_and_delivered_once(
+    gateway_factory: GatewayFactory,
+) -> None:
+    server = SmtpServer(free_port())
+    products = _settings(server.port, delivery_retry_schedule=[0.5, 0.5, 0.5, 0.5, 0.5])
+    async with _setup(gateway_factory, products) as chat:
+        _, path = await _email_conversation(chat)
+        started = time.monotonic()
+        sent = await chat.post(path, {"content": "Are you there?"})
+        assert time.monotonic() - started < 2  # the failing send does not hold the call
+        deadline = time.monotonic() + 5
+        while (message := await _delivery(chat.gateway, sent["id"])).delivery_attempts < 1:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        assert message.delivery_status == "pending"
+        assert message.delivery_error
+        server.start()
+        try:
+            message = await _settled(chat.gateway, sent["id"])
+            assert message.delivery_status == "sent"
+            assert message.delivery_attempts >= 2
+            assert message.delivery_error is None
+            await asyncio.sleep(0.6)  # no further attempt comes after the success
+            assert len(server.mailbox.envelopes) == 1
+        finally:
+            server.stop()
+
+
+async def test_send_failing_every_time_ends_failed(gateway_factory: GatewayFactory) -> None:
+    products = _settings(free_port(), delivery_retry_schedule=[0.05, 0.05])
+    async with _setup(gateway_factory, products) as chat:
+        _, path = await _email_conversation(chat)
+        sent = await chat.post(path, {"content": "Nobody listens"})
+        message = await _settled(chat.gateway, sent["id"])
+        assert (message.delivery_status, message.delivery_attempts) == ("failed", 3)
+        assert "Connect" in (message.delivery_error or "")
+        listed = await chat.get(path)
+        assert [m["content"] for m in listed["data"]] == ["Nobody listens"]
+
+
+async def test_private_notes_and_incoming_messages_are_not_sent(
+    gateway_factory: GatewayFactory, smtp_server: SmtpServer
+) -> None:
+    async with _setup(gateway_factory, _settings(smtp_server.port)) as chat:
+        conversation, path = await _email_conversation(chat)
+        note = await chat.post(path, {"content": "internal", "private": True})
+        incoming = await receive(chat.gateway, chat.owner, conversation["id"], "Hi from Ada")
+        reply = await chat.post(path, {"content": "public reply"})
+        assert (await _settled(chat.gateway, reply["id"])).delivery_status == "sent"
+        await asyncio.sleep(0.3)
+        assert [e.content for e in smtp_server.mailbox.envelopes if b"internal" in e.content] == []
+        assert len(smtp_server.mailbox.envelopes) == 1
+        for message_id in (note["id"], incoming.id):
+            message = await _delivery(chat.gateway, message_id)
+            assert (message.delivery_status, message.delivery_attempts) == (None, 0)
+
+
+async def test_a_plugin_channel_replaces_the_default(gateway_factory: GatewayFactory) -> None:
+    sent: list[OutboundMessage] = []
+
+    class Recorder:
+        async def send(self, message: OutboundMessage) -> None:
+            sent.append(message)
+
+    class SmsPlugin:
+        @hookimpl
+        def tollway_chat_channel(self, channel_type: str, gateway: Gateway) -> Any:
+            return Recorder() if channel_type == "sms" else None
+
+    gateway = await gateway_factory(plugins=["chat"], extra_plugins=[("sms", SmsPlugin())])
+    owner = await tenant(gateway, "acme")
+    async with gateway_client(gateway) as client:
+        chat = Setup(gateway, client, owner, owner)
+        box = await inbox(gateway, owner, "Texts", channel="sms")
+        await chat.agent("Grace")
+        contact = await chat.contact("Ada", phone="+15551234567")
+        conversation = await chat.conversation(box, contact["id"])
+        message = await chat.post(
+            f"/conversations/{conversation['id']}/messages", {"content": "txt"}
+        )
+        assert (await _settled(gateway, message["id"])).delivery_status == "sent"
+        assert [(m.content, m.contact_phone) for m in sent] == [("txt", "+15551234567")]
+
+
+# live_chat ------------------------------------------------------------------------
+
+
+SECRET = "s3cret-long-enough-for-hmac-sha256-keys"
+
+
+def _events(body: str) -> list[dict[str, str]]:
+    events = []
+    for block in body.replace("\r\n", "\n").split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.split("\n"):
+            if line and not line.startswith(":") and ":" in line:
+                name, _, value = line.partition(":")
+                fields[name] = fields.get(name, "") + value.removeprefix(" ")
+        if fields:
+            events.append(fields)
+    return events
+
+
+async def test_live_chat_message_reaches_the_contact_stream(
+    gateway_factory: GatewayFactory,
+) -> None:
+    async with _setup(gateway_factory, _settings(free_port())) as chat:
+        box = await inbox(chat.gateway, chat.owner, "Website", channel="live_chat")
+        await chat.agent("Grace")
+        contact = await chat.contact("Ada")
+        conversation = await chat.conversation(box, contact["id"])
+        issued = await chat.post(f"/contacts/{contact['id']}/stream-token", {})
+        assert issued["contact_id"] == contact["id"]
+        hub = delivery_for(chat.gateway).hub
+        # No API key: the token is the credential.
+        reading = asyncio.create_task(
+            chat.client.get(
+                f"{CHAT}/stream",
+                params={"token": issued["token"], "once": "true", "max_seconds": 20},
+            )
+        )
+        deadline = time.monotonic() + 5
+        while not hub.listeners(chat.owner.account_id, contact["id"]):
+            assert time.monotonic() < deadline
+            assert not reading.done()
+            await asyncio.sleep(0.02)
+        await chat.post(
+            f"/conversations/{conversation['id']}/messages", {"content": "note", "private": True}
+        )
+        sent = await chat.post(
+            f"/conversations/{conversation['id']}/messages", {"content": "Hi Ada"}
+        )
+        response = await asyncio.wait_for(reading, 10)
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = _events(response.text)
+        assert [event.get("event") for event in events] == ["ready", "message"]
+        assert '"content":"Hi Ada"' in events[1]["data"]
+        assert events[1]["id"] == str(sent["id"])
+        assert (await _settled(chat.gateway, sent["id"])).delivery_status == "sent"
+        assert not hub.listeners(chat.owner.account_id, contact["id"])
+
+
+async def test_live_chat_without_open_stream_is_retried_then_failed(
+    gateway_factory: GatewayFactory,
+) -> None:
+    products = _settings(free_port(), delivery_retry_schedule=[0.05])
+    async with _setup(gateway_factory, products) as chat:
+        box = await inbox(chat.gateway, chat.owner, "Website", channel="live_chat")
+        await chat.agent("Grace")
+        contact = await chat.contact("Ada")
+        conversation = await chat.conversation(box, contact["id"])
+        sent = await chat.post(f"/conversations/{conversation['id']}/messages", {"content": "x"})
+        message = await _settled(chat.gateway, sent["id"])
+        assert (message.delivery_status, message.delivery_attempts) == ("failed", 2)
+        assert "no open stream" in (message.delivery_error or "")
+
+
+async def test_stream_tokens(gateway_factory: GatewayFactory) -> None:
+    products = _settings(free_port(), stream_secret=SECRET, stream_token_ttl=60)
+    async with _setup(gateway_factory, products) as chat:
+        contact = await chat.contact("Ada")
+        stream = f"{CHAT}/stream"
+        assert (await chat.client.get(stream)).status_code == 400
+        for token in (
+            "not-a-token",
+            jwt.encode(
+                {"aud": "tollway-chat-stream", "sub": "1", "acc": 1, "exp": int(time.time()) + 60},
+                "another-secret-" + SECRET,
+                algorithm="HS256",
+            ),
+            jwt.encode(  # expired
+                {
+                    "aud": "tollway-chat-stream",
+                    "sub": str(contact["id"]),
+                    "acc": chat.owner.account_id,
+                    "exp": int(time.time()) - 10,
+                },
+                SECRET,
+                algorithm="HS256",
+            ),
+        ):
+            response = await chat.client.get(stream, params={"token": token})
+            assert response.status_code == 401, response.text
+        # Another account's contact is unknown to this key; an unknown one too.
+        foreign = await chat.client.post(
+            f"{CHAT}/contacts/{contact['id']}/stream-token", json={}, headers=chat.other.headers
+        )
+        assert foreign.status_code == 404
+        await chat.post("/contacts/999999/stream-token", {}, expect=404)
+        # A valid token opens a stream that ends after max_seconds with only "ready".
+        issued = await chat.post(f"/contacts/{contact['id']}/stream-token", {})
+        response = await chat.client.get(
+            stream, params={"token": issued["token"], "max_seconds": 1}
+        )
+        assert response.status_code == 200
+        assert [event.get("event") for event in _events(response.text)] == ["ready"]
+
+
+async def test_stream_token_expires(gateway_factory: GatewayFactory) -> None:
+    products = _settings(free_port(), stream_token_ttl=1)
+    async with _setup(gateway_factory, products) as chat:
+        contact = await chat.contact("Ada")
+        issued = await chat.post(f"/contacts/{contact['id']}/stream-token", {})
+        await asyncio.sleep(2.1)
+        response = await chat.client.get(
+            f"{CHAT}/stream", params={"token": issued["token"], "max_seconds": 1}
+        )
+        assert response.status_code == 401
