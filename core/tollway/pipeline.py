@@ -190,21 +190,28 @@ class Pipeline:
     async def _decide(
         self, scope: Scope, key: str, quota: Quota, *, consume: bool
     ) -> Decision | None:
-        try:
-            if consume:
-                decision = await self.limiter.hit(key, quota)
-            else:
-                decision = await self.limiter.peek(key, quota)
-        except RateLimiterUnavailable:
-            if self.failure_policy == "closed":
-                raise ServiceUnavailable(
-                    "Rate limiting is temporarily unavailable; retry shortly",
-                    headers={"Retry-After": "1"},
-                ) from None
-            log.warning("rate limiter unreachable; admitting %s (policy: open)", key)
-            return None
-        scope["state"][RESPONSE_HEADERS] = decision.headers()
+        check = self.limiter.hit if consume else self.limiter.peek
+        decision = await apply_failure_policy(check(key, quota), self.failure_policy, key)
+        if decision is not None:
+            scope["state"][RESPONSE_HEADERS] = decision.headers()
         return decision
+
+
+async def apply_failure_policy(
+    check: Awaitable[Decision], policy: FailurePolicy, key: str
+) -> Decision | None:
+    """The limiter's decision, or, when its backend is unreachable, what the
+    ``rate_limit_failure`` setting says: 503 (``closed``) or ``None`` (``open``: admit)."""
+    try:
+        return await check
+    except RateLimiterUnavailable:
+        if policy == "closed":
+            raise ServiceUnavailable(
+                "Rate limiting is temporarily unavailable; retry shortly",
+                headers={"Retry-After": "1"},
+            ) from None
+        log.warning("rate limiter unreachable; admitting %s (policy: open)", key)
+        return None
 
 
 def admission_step(gate: Gate) -> Callable[[Request[Any, Any, Any]], Awaitable[None]]:

@@ -16,14 +16,13 @@ from tollway import (
     BadRequest,
     Forbidden,
     Gateway,
-    ServiceUnavailable,
     TooManyRequests,
     Unauthorized,
     UnavailableForLegalReasons,
 )
 from tollway.net import ClientAddress
-from tollway.pipeline import RESPONSE_HEADERS
-from tollway.ratelimit import Algorithm, Decision, Quota, RateLimiterUnavailable
+from tollway.pipeline import RESPONSE_HEADERS, apply_failure_policy
+from tollway.ratelimit import Algorithm, Decision, Quota
 from tollway_code.render import RenderedImage, RenderError, render_qr
 from tollway_code.schemas import QrRequest
 from tollway_qr.blocklist import Blocklist
@@ -111,15 +110,8 @@ class QrService:
         return plan, f"key:{principal.key_id}", None
 
     async def _hit(self, counter: str, quota: Quota) -> Decision | None:
-        try:
-            return await self._limiter.hit(f"qr:{counter}", quota)
-        except RateLimiterUnavailable:
-            if self._failure_policy == "closed":
-                raise ServiceUnavailable(
-                    "Rate limiting is temporarily unavailable; retry shortly",
-                    headers={"Retry-After": "1"},
-                ) from None
-            return None
+        key = f"qr:{counter}"
+        return await apply_failure_policy(self._limiter.hit(key, quota), self._failure_policy, key)
 
     def _too_many(self, decision: Decision, plan: str, kind: str) -> TooManyRequests:
         if plan == ANONYMOUS:
