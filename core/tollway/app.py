@@ -12,11 +12,15 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.types import AfterRequestHookHandler, Scope
+from litestar.types import AfterRequestHookHandler, Empty, Scope
 
 from tollway.bodies import RequestStep, strict_body_step
+from tollway.db.database import unavailable as database_unavailable
 from tollway.errors import ApiError
 from tollway.gateway import Gateway
+from tollway.observability.health import Readiness, health_routes
+from tollway.observability.metrics import metrics_route
+from tollway.observability.responses import OBSERVED, response_observer
 from tollway.pipeline import (
     GATE,
     Caller,
@@ -26,6 +30,7 @@ from tollway.pipeline import (
     current_caller,
     request_id,
     stamp_response_headers,
+    start_request,
 )
 from tollway.registry import RegistrationError
 
@@ -35,7 +40,8 @@ SECURITY_SCHEME = "apiKey"
 
 
 def create_app(gateway: Gateway) -> Litestar:
-    """The ASGI app serving every registered product through the gateway pipeline."""
+    """The ASGI app serving every registered product through the gateway pipeline,
+    plus the operators' routes (``/healthz``, ``/readyz``, ``/metrics``)."""
     registry = gateway.registry
     routers = [
         Router(
@@ -49,16 +55,17 @@ def create_app(gateway: Gateway) -> Litestar:
     def provide_caller(request: Request[Any, Any, Any]) -> Caller:
         return current_caller(request.scope)
 
+    readiness = Readiness.for_gateway(gateway)
     app = Litestar(
-        route_handlers=routers,
-        before_send=[stamp_response_headers],
+        route_handlers=[*routers, *health_routes(readiness), metrics_route(gateway)],
+        before_send=[stamp_response_headers, response_observer(gateway)],
         exception_handlers={Exception: _error_handler(gateway)},
         dependencies={
             "caller": Provide(provide_caller, sync_to_thread=False),
             "gateway": Provide(lambda: gateway, sync_to_thread=False, use_cache=True),
         },
         on_startup=[gateway.start],
-        on_shutdown=[gateway.stop],
+        on_shutdown=[gateway.stop, readiness.close],
         openapi_config=OpenAPIConfig(
             title="tollway",
             version="1.0.0",
@@ -72,6 +79,9 @@ def create_app(gateway: Gateway) -> Litestar:
             ),
         ),
         debug=gateway.settings.debug,
+        # JSON logs are set up by tollway.observability.logs; Litestar's own logging
+        # set-up would replace the root handler writing them.
+        logging_config=None if gateway.settings.log_format == "json" else Empty,
     )
     app.state["gateway"] = gateway
     _attach_gates(app, gateway)
@@ -79,8 +89,10 @@ def create_app(gateway: Gateway) -> Litestar:
 
 
 def _attach_gates(app: Litestar, gateway: Gateway) -> None:
-    """Compute each route's gate once, failing start-up on an unguarded keyed route."""
+    """Compute each route's gate and metrics once, failing start-up on an unguarded
+    keyed route."""
     pipeline = Pipeline.for_gateway(gateway)
+    metrics = gateway.metrics
     registry = gateway.registry
     for route in app.routes:
         for handler in getattr(route, "route_handlers", ()):
@@ -110,6 +122,7 @@ def _attach_gates(app: Litestar, gateway: Gateway) -> None:
                 if not public:
                     raise RegistrationError(f"{where}: keyed routes must be HTTP routes")
                 continue
+            opt[OBSERVED] = metrics.route(product.name, route.path_format)
             steps = [admission_step(gate)] if not public else []
             # A product admitting requests its own way (the keyless public QR API
             # limits by client address) runs its step first too, before the body.
@@ -120,8 +133,7 @@ def _attach_gates(app: Litestar, gateway: Gateway) -> None:
             previous = [layer.before_request for layer in handler.ownership_layers]
             if (plugin_step := next((h for h in reversed(previous) if h), None)) is not None:
                 steps.append(plugin_step)
-            if steps:
-                handler.before_request = chain_steps(steps)
+            handler.before_request = chain_steps(steps)
 
 
 def _allow_header(methods: Iterable[str]) -> AfterRequestHookHandler:
@@ -137,12 +149,13 @@ def _allow_header(methods: Iterable[str]) -> AfterRequestHookHandler:
 
 
 def chain_steps(steps: list[RequestStep]) -> RequestStep:
-    """One ``before_request`` hook running ``steps`` in order until one answers."""
-    if len(steps) == 1:
-        return steps[0]
+    """One ``before_request`` hook: :func:`start_request`, then ``steps`` in order
+    until one answers."""
+    ordered = tuple(steps)
 
     async def run_steps(request: Request[Any, Any, Any]) -> Any:
-        for step in steps:
+        start_request(request.scope)
+        for step in ordered:
             answer = await step(request)
             if answer is not None:
                 return answer
@@ -167,6 +180,7 @@ def _error_handler(gateway: Gateway) -> Any:
 
     def handle(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
         scope: Scope = request.scope
+        start_request(scope)  # a no-op unless the request matched no route
         handler = scope.get("route_handler")
         gate: Gate | None = handler.opt.get(GATE) if handler is not None else None
         product = gate.product if gate is not None else registry.product_for_path(scope["path"])
@@ -185,6 +199,10 @@ def _error_handler(gateway: Gateway) -> Any:
         elif isinstance(error, HTTPException):
             status, message = error.status_code, str(error.detail)
             headers = dict(error.headers or {})
+        elif database_unavailable(error):
+            status, message = 503, "The database is temporarily unavailable; retry shortly"
+            headers = {"Retry-After": "1"}
+            log.warning("database unavailable (request id %s): %s", rid, error)
         else:
             status, message = 500, "Internal server error"
             log.exception("unhandled error (request id %s)", rid, exc_info=error)

@@ -17,6 +17,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -26,6 +27,7 @@ from litestar.types import Message, Scope
 
 from tollway.auth import KeyAuthenticator, Principal
 from tollway.errors import Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized
+from tollway.observability.logs import current_request_id
 from tollway.plans import daily_quota
 from tollway.ratelimit import Decision, Quota, RateLimiter, RateLimiterUnavailable
 from tollway.registry import Plan, Product
@@ -41,6 +43,7 @@ GATE = "tollway.gate"
 CALLER = "tollway.caller"
 RESPONSE_HEADERS = "tollway.headers"
 REQUEST_ID = "tollway.request_id"
+STARTED = "tollway.started"
 
 _REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{8,128}")
 _BEARER = "bearer "
@@ -83,7 +86,8 @@ def _new_request_id() -> str:
 
 def request_id(scope: Scope) -> str:
     """This request's id: a well-formed inbound ``X-Request-ID`` is kept (so a load
-    balancer's id follows the request), otherwise a new one (32 hex digits)."""
+    balancer's id follows the request), otherwise a new one (32 hex digits). Made
+    once per request, when it also becomes :data:`current_request_id` for the logs."""
     state = scope.setdefault("state", {})
     current: str | None = state.get(REQUEST_ID)
     if current is None:
@@ -96,7 +100,19 @@ def request_id(scope: Scope) -> str:
                 break
         current = current or _new_request_id()
         state[REQUEST_ID] = current
+        current_request_id.set(current)
     return current
+
+
+def start_request(scope: Scope) -> None:
+    """The first thing done for a request: note when it started (for its duration
+    metric and access log) and make its id, so logs written while serving it carry it.
+    Run by the first ``before_request`` step of every product route, and by the error
+    handler for requests that matched none."""
+    state = scope["state"]
+    if STARTED not in state:
+        state[STARTED] = perf_counter()
+        request_id(scope)
 
 
 async def stamp_response_headers(message: Message, scope: Scope) -> None:
@@ -133,12 +149,15 @@ class Pipeline:
         limiter: RateLimiter,
         plans: Mapping[str, Mapping[str, Plan]],
         failure_policy: FailurePolicy,
+        *,
+        on_limiter_error: Callable[[FailurePolicy], None] | None = None,
     ) -> None:
         self.authenticator = authenticator
         self.checker = checker
         self.limiter = limiter
         self.plans = plans
         self.failure_policy = failure_policy
+        self.on_limiter_error = on_limiter_error
         self._quotas: dict[tuple[str, str], Quota] = {
             (product, name): daily_quota(plan)
             for product, product_plans in plans.items()
@@ -153,6 +172,7 @@ class Pipeline:
             gateway.rate_limiter,
             gateway.plans,
             gateway.settings.rate_limit_failure,
+            on_limiter_error=gateway.metrics.count_limiter_error,
         )
 
     async def admit(self, scope: Scope, gate: Gate) -> Caller:
@@ -191,20 +211,30 @@ class Pipeline:
         self, scope: Scope, key: str, quota: Quota, *, consume: bool
     ) -> Decision | None:
         check = self.limiter.hit if consume else self.limiter.peek
-        decision = await apply_failure_policy(check(key, quota), self.failure_policy, key)
+        decision = await apply_failure_policy(
+            check(key, quota), self.failure_policy, key, on_unavailable=self.on_limiter_error
+        )
         if decision is not None:
             scope["state"][RESPONSE_HEADERS] = decision.headers()
         return decision
 
 
 async def apply_failure_policy(
-    check: Awaitable[Decision], policy: FailurePolicy, key: str
+    check: Awaitable[Decision],
+    policy: FailurePolicy,
+    key: str,
+    *,
+    on_unavailable: Callable[[FailurePolicy], None] | None = None,
 ) -> Decision | None:
     """The limiter's decision, or, when its backend is unreachable, what the
-    ``rate_limit_failure`` setting says: 503 (``closed``) or ``None`` (``open``: admit)."""
+    ``rate_limit_failure`` setting says: 503 (``closed``) or ``None`` (``open``: admit).
+    ``on_unavailable(policy)`` is told of each unreachable check (the gateway's
+    ``tollway_rate_limiter_errors_total`` metric)."""
     try:
         return await check
     except RateLimiterUnavailable:
+        if on_unavailable is not None:
+            on_unavailable(policy)
         if policy == "closed":
             raise ServiceUnavailable(
                 "Rate limiting is temporarily unavailable; retry shortly",

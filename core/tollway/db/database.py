@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy import exc as sqlalchemy_exc
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -53,3 +56,41 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+_UNAVAILABLE_HINTS = ("locked", "unable to open", "disk i/o", "connection", "shutting down")
+"""How an ``OperationalError`` says the database is out of reach rather than that a
+statement is wrong (SQLite's "no such table" is an ``OperationalError`` too)."""
+
+
+def unavailable(error: BaseException) -> bool:
+    """Whether ``error`` says the database could not be reached or dropped the
+    connection (refused, reset, shutting down, restarting, locked), rather than that a
+    statement was wrong: the request may succeed if retried shortly."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionError | socket.gaierror):
+            return True
+        if isinstance(current, DBAPIError) and (
+            current.connection_invalidated
+            or isinstance(current, sqlalchemy_exc.InterfaceError)
+            or (
+                isinstance(current, OperationalError)
+                and any(hint in str(current.orig).lower() for hint in _UNAVAILABLE_HINTS)
+            )
+        ):
+            return True
+        if isinstance(
+            current,
+            asyncpg.exceptions.PostgresConnectionError
+            | asyncpg.exceptions.OperatorInterventionError
+            | asyncpg.exceptions.ConnectionDoesNotExistError,
+        ):
+            return True
+        orig = getattr(current, "orig", None)
+        current = orig if isinstance(orig, BaseException) else current.__cause__
+    return False

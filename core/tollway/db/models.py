@@ -50,3 +50,14 @@ class Subscription(CoreBase):
     plan: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16), default="active")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class DeploymentSecret(CoreBase):
+    """A random secret made once per deployment and shared by all its processes (see
+    :func:`tollway.secrets.deployment_secret`)."""
+
+    __tablename__ = "deployment_secrets"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

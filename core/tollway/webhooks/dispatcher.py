@@ -16,18 +16,18 @@ receivers deduplicate by the body's ``id``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, cast
+from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import CursorResult, or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway.db import Database, utcnow
 from tollway.jobs import JobQueue
+from tollway.outbox import LeasedColumns, Poller, claim_due, renew, rowcount
 from tollway.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from tollway.webhooks.schedule import retry_delay
 from tollway.webhooks.signing import DELIVERY_HEADER, EVENT_HEADER, WebhookSigner
@@ -55,16 +55,14 @@ class DispatchSettings:
         return timedelta(seconds=self.timeout + LEASE_MARGIN)
 
 
-def rowcount(result: Any) -> int:
-    return cast(CursorResult[Any], result).rowcount
-
-
-def _due(now: datetime) -> Any:
-    return (
-        (WebhookDelivery.status == "pending")
-        & (WebhookDelivery.next_attempt_at <= now)
-        & or_(WebhookDelivery.lease_until.is_(None), WebhookDelivery.lease_until < now)
-    )
+LEASED = LeasedColumns(
+    model=WebhookDelivery,
+    id=WebhookDelivery.id,
+    pending=WebhookDelivery.status == "pending",
+    due_at=WebhookDelivery.next_attempt_at,
+    lease_until=WebhookDelivery.lease_until,
+    lease_token=WebhookDelivery.lease_token,
+)
 
 
 class Dispatcher:
@@ -76,93 +74,46 @@ class Dispatcher:
         signer: WebhookSigner,
         jobs: JobQueue,
         settings: DispatchSettings,
+        *,
+        count_outcome: Callable[[str], None] | None = None,
     ) -> None:
         self._database = database
         self._signer = signer
         self._jobs = jobs
         self.settings = settings
-        self._wakeup = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._count_outcome = count_outcome
+        self._poller = Poller(
+            "tollway-webhooks-dispatcher",
+            self.dispatch_due,
+            interval=settings.poll_interval,
+            batch=BATCH_SIZE,
+        )
         jobs.register(DELIVER_JOB, self.deliver)
 
     def wake(self) -> None:
         """Look for due deliveries now rather than at the next poll."""
-        self._wakeup.set()
+        self._poller.wake()
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="tollway-webhooks-dispatcher")
+        await self._poller.start()
 
     async def stop(self) -> None:
         """Stop claiming; attempts already handed to the job queue still run."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                claimed = await self.dispatch_due()
-            except Exception:
-                log.exception("webhook dispatch failed; retrying at the next poll")
-                claimed = 0
-            if claimed >= BATCH_SIZE:
-                # A backlog: claim the next batch now rather than one batch per poll.
-                await asyncio.sleep(0)
-                continue
-            try:
-                async with asyncio.timeout(self.settings.poll_interval):
-                    await self._wakeup.wait()
-            except TimeoutError:
-                pass
-            self._wakeup.clear()
+        await self._poller.stop()
 
     async def dispatch_due(self) -> int:
         """Claim up to a batch of due deliveries and enqueue them; returns how many."""
-        now = utcnow()
-        token = secrets.token_hex(16)
-        async with self._database.transaction() as session:
-            candidates = list(
-                await session.scalars(
-                    select(WebhookDelivery.id)
-                    .where(_due(now))
-                    .order_by(WebhookDelivery.next_attempt_at, WebhookDelivery.id)
-                    .limit(BATCH_SIZE)
-                )
-            )
-            if not candidates:
-                return 0
-            # The lease condition is evaluated again, row by row under the row lock,
-            # so a row another process claimed since the SELECT is left out.
-            claimed = list(
-                await session.scalars(
-                    update(WebhookDelivery)
-                    .where(WebhookDelivery.id.in_(candidates), _due(now))
-                    .values(lease_until=now + self.settings.lease, lease_token=token)
-                    .returning(WebhookDelivery.id)
-                    .execution_options(synchronize_session=False)
-                )
-            )
+        token, claimed = await claim_due(
+            self._database, LEASED, lease=self.settings.lease, limit=BATCH_SIZE
+        )
         for delivery_id in claimed:
             await self._jobs.enqueue(DELIVER_JOB, delivery_id=delivery_id, lease_token=token)
         return len(claimed)
 
     async def deliver(self, *, delivery_id: str, lease_token: str) -> None:
         """The ``webhooks.deliver`` job: one attempt, if the lease is still ours."""
-        now = utcnow()
         async with self._database.transaction() as session:
-            renewed = await session.execute(
-                update(WebhookDelivery)
-                .where(
-                    WebhookDelivery.id == delivery_id,
-                    WebhookDelivery.lease_token == lease_token,
-                    WebhookDelivery.lease_until >= now,
-                    WebhookDelivery.status == "pending",
-                )
-                .values(lease_until=now + self.settings.lease)
-                .execution_options(synchronize_session=False)
-            )
-            if rowcount(renewed) != 1:
+            if not await renew(session, LEASED, delivery_id, lease_token, self.settings.lease):
                 log.info("webhook delivery %s was taken over or finished; skipped", delivery_id)
                 return
             delivery, endpoint, event = await load(session, delivery_id)
@@ -203,7 +154,8 @@ class Dispatcher:
         count: bool = True,
     ) -> WebhookDelivery:
         """Store an attempt's outcome and release the lease; ``retry=False`` gives up
-        after this attempt. A 410 answer disables the endpoint."""
+        after this attempt. A 410 answer disables the endpoint. The outcome
+        (``succeeded``, ``retry``, ``failed`` or ``dead``) is counted once stored."""
         now = utcnow()
         attempts = delivery.attempts + 1 if count else delivery.attempts
         gone = attempt.status_code == 410
@@ -214,8 +166,7 @@ class Dispatcher:
             if attempt.error or attempt.succeeded
             else f"receiver answered HTTP {attempt.status_code}",
             "last_latency_ms": attempt.latency_ms if count else delivery.last_latency_ms,
-            "lease_until": None,
-            "lease_token": None,
+            **LEASED.released(),
             "next_attempt_at": None,
         }
         delay = retry_delay(self.settings.schedule, attempts, attempt.retry_after)
@@ -237,14 +188,18 @@ class Dispatcher:
                 .values(**values)
                 .execution_options(synchronize_session=False)
             )
-            if rowcount(result) != 1:
+            stored = rowcount(result) == 1
+            if not stored:
                 log.warning("lost the lease on webhook delivery %s; outcome dropped", delivery.id)
             if gone:
                 await disable_endpoint(
                     session, delivery.endpoint_id, "the receiver answered 410 Gone"
                 )
             updated, _, _ = await load(session, delivery.id)
-            return updated
+        if stored and self._count_outcome is not None:
+            status = values["status"]
+            self._count_outcome("retry" if status == "pending" else status)
+        return updated
 
 
 async def load(

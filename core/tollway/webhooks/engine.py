@@ -21,7 +21,8 @@ from sqlalchemy.orm import Session
 
 from tollway.db import utcnow
 from tollway.db.models import Account
-from tollway.webhooks.dispatcher import Dispatcher, DispatchSettings, rowcount
+from tollway.outbox import rowcount
+from tollway.webhooks.dispatcher import Dispatcher, DispatchSettings
 from tollway.webhooks.envelope import Envelope
 from tollway.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from tollway.webhooks.ssrf import UnsafeURLError, check_url, resolve
@@ -151,6 +152,7 @@ class WebhookEngine:
                 ca_file=settings.webhooks_ca_file,
                 allow_private=self._allow_private,
             ),
+            count_outcome=gateway.metrics.count_webhook_outcome,
         )
 
     @property
