@@ -1,10 +1,14 @@
 """``tollway.asgi:app``: the gateway configured from the environment, for ASGI servers.
 
-Each server worker process imports this module and builds its own gateway.
+Each server worker process imports this module, sets up logging (``log_format``) and
+builds its own gateway.
 """
 
 from tollway.app import create_app
 from tollway.gateway import Gateway
+from tollway.observability.logs import configure_logging
 from tollway.settings import load_settings
 
-app = create_app(Gateway(load_settings()))
+settings = load_settings()
+configure_logging(settings)
+app = create_app(Gateway(settings))

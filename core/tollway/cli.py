@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
@@ -17,6 +18,7 @@ import pluggy
 from tollway.accounts import AccountError
 from tollway.db.migrate import MigrationError
 from tollway.gateway import Gateway
+from tollway.observability.logs import configure_logging
 from tollway.plugins import plugin_manager
 from tollway.registry import RegistrationError
 from tollway.settings import load_settings
@@ -105,6 +107,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.config:
         os.environ["TOLLWAY_CONFIG"] = args.config
     gateway = _gateway(args)
+    configure_logging(gateway.settings)
     if args.workers > 1 and not gateway.settings.redis_url:
         print(
             "tollway: warning: with several workers and no redis_url every worker keeps "
@@ -117,6 +120,39 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     serve(args.host, args.port, workers=args.workers, server=args.server)
     return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    overrides: dict[str, Any] = {"run_jobs": True}
+    if args.concurrency is not None:
+        overrides["job_concurrency"] = args.concurrency
+    gateway = Gateway(load_settings(args.config, plugins=args.plugins, **overrides))
+    configure_logging(gateway.settings)
+    from tollway.saq_jobs import SaqJobQueue
+
+    if not isinstance(gateway.jobs, SaqJobQueue):
+        raise ValueError(
+            "tollway worker works the Redis job queue: set redis_url (TOLLWAY_REDIS_URL) "
+            "and leave job_queue at auto or redis"
+        )
+    asyncio.run(_work(gateway))
+    return 0
+
+
+async def _work(gateway: Gateway) -> None:
+    """Run the gateway's background side (job queue worker, pollers, plugin startup)
+    until SIGTERM or SIGINT, then stop, letting running jobs finish."""
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    await gateway.start()
+    try:
+        jobs = ", ".join(sorted(gateway.jobs.names())) if hasattr(gateway.jobs, "names") else ""
+        print(f"tollway: worker ready; jobs: {jobs}", file=sys.stderr, flush=True)
+        await stopping.wait()
+    finally:
+        await gateway.stop()
 
 
 def cmd_accounts_create(args: argparse.Namespace) -> int:
@@ -222,6 +258,13 @@ def build_parser(manager: pluggy.PluginManager | None = None) -> argparse.Argume
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--server", choices=("granian", "uvicorn"), default="granian")
     serve.set_defaults(handler=cmd_serve)
+
+    worker = commands.add_parser(
+        "worker", help="work background jobs from the Redis job queue (scale-out profile)"
+    )
+    worker.add_argument("--plugins", type=_plugin_list, help="comma-separated allow-list")
+    worker.add_argument("--concurrency", type=int, help="jobs at once (default job_concurrency)")
+    worker.set_defaults(handler=cmd_worker)
 
     accounts = commands.add_parser("accounts", help="manage accounts").add_subparsers(
         dest="action", required=True

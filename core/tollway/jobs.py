@@ -25,6 +25,11 @@ class JobQueue(Protocol):
         """Run job ``name`` with ``kwargs`` in the background, soon."""
         ...
 
+    async def depth(self) -> int:
+        """Jobs waiting to start, for the ``tollway_job_queue_depth`` metric. Optional:
+        a queue without this method is served, its depth is not reported."""
+        ...
+
     async def start(self) -> None: ...
 
     async def stop(self) -> None:
@@ -53,6 +58,9 @@ class InProcessJobQueue:
         if name not in self._functions:
             raise KeyError(f"unknown job {name!r}")
         await self._queue.put((name, kwargs))
+
+    async def depth(self) -> int:
+        return self._queue.qsize()
 
     async def start(self) -> None:
         self._workers = [asyncio.create_task(self._work()) for _ in range(self._concurrency)]

@@ -17,6 +17,7 @@ import msgspec
 from tollway.webhooks.schedule import DEFAULT_RETRY_SCHEDULE
 
 FailurePolicy = Literal["open", "closed"]
+LogFormat = Literal["text", "json"]
 
 
 class PlanOverride(msgspec.Struct, forbid_unknown_fields=True):
@@ -28,6 +29,9 @@ class PlanOverride(msgspec.Struct, forbid_unknown_fields=True):
     description: str | None = None
     limits: dict[str, int] | None = None
     """Merged into the plan's named limits key by key."""
+
+
+JobQueueKind = Literal["auto", "memory", "redis"]
 
 
 class ProductConfig(msgspec.Struct, forbid_unknown_fields=True):
@@ -72,6 +76,22 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     debug: bool = False
 
+    readiness_timeout: float = 1.0
+    """Seconds each ``/readyz`` check (database ``SELECT 1``, Redis ``PING``) may take
+    before it counts as failed."""
+
+    metrics_token: str | None = None
+    """When set, ``/metrics`` needs ``Authorization: Bearer <metrics_token>``; unset, it
+    is public."""
+
+    log_format: LogFormat = "text"
+    """``text`` leaves logging as Python and the server set it up; ``json`` writes one
+    JSON object per line on stderr, with the request id of the request being served."""
+
+    access_log: bool | None = None
+    """One ``tollway.access`` line per request. Unset: on with ``log_format = "json"``,
+    off with ``text``."""
+
     webhooks_allow_private_addresses: bool = False
     """Let webhook endpoints resolve to loopback, private, link-local and other
     non-public addresses (for tests and closed networks). Cloud metadata addresses
@@ -95,6 +115,31 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Seconds to wait before each delivery attempt, counted from the previous one;
     one attempt per entry, then the delivery is dead-lettered."""
 
+    job_queue: JobQueueKind = "auto"
+    """Where background jobs wait: ``memory`` (in the process that enqueued them, lost
+    with it), ``redis`` (SAQ on ``redis_url``, worked by any process) or ``auto``
+    (``redis`` when ``redis_url`` is set)."""
+
+    job_queue_name: str = "tollway"
+    """Name of the Redis job queue, so several deployments can share one Redis."""
+
+    run_jobs: bool = True
+    """This process works background jobs. Set it to false on gateways when separate
+    ``tollway worker`` processes do the work (Redis queue only)."""
+
+    job_concurrency: int = 8
+    """Jobs one process runs at once."""
+
+    job_timeout: float = 3600.0
+    """Seconds a job may run before it is cancelled (and retried)."""
+
+    job_heartbeat: float = 15.0
+    """Seconds after which a running job whose process stopped beating is taken for
+    dead and run again (Redis queue only)."""
+
+    job_retries: int = 3
+    """Attempts a job gets in all on the Redis queue (a crash or an error uses one)."""
+
     products: dict[str, ProductConfig] = {}
     """Per-product plan overrides and product settings, from the config file only."""
 
@@ -115,7 +160,7 @@ def _from_env(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
             continue
         if field.name in ("plugins", "trusted_proxies", "webhooks_retry_schedule"):
             values[field.name] = [item.strip() for item in raw.split(",") if item.strip()]
-        elif field.type is bool:
+        elif field.type in (bool, bool | None):
             values[field.name] = raw.strip().lower() in ("1", "true", "yes", "on")
         else:
             values[field.name] = raw
