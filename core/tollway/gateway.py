@@ -19,6 +19,7 @@ from tollway.db import Database
 from tollway.db.migrate import upgrade
 from tollway.errors import ErrorMapper
 from tollway.jobs import JobQueue
+from tollway.observability.metrics import GatewayMetrics
 from tollway.plans import resolve_plans
 from tollway.plugins import call_each, collect, plugin_manager
 from tollway.ratelimit import RateLimiter
@@ -64,6 +65,7 @@ class Gateway:
             hook.tollway_error_mapper(gateway=self), "error mapper"
         )
         self.jobs: JobQueue = _required(hook.tollway_job_queue(gateway=self), "job queue")
+        self.metrics = GatewayMetrics(self.jobs)
         self.webhooks = WebhookEngine(self)
         call_each(
             hook.tollway_register_routes,

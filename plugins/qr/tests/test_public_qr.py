@@ -289,6 +289,7 @@ async def test_anonymous_callers_are_limited_per_address(
     gateway = await _small(gateway_factory)
     async with gateway_client(gateway, "198.51.100.7") as client:
         responses = await _exhaust(client, limit + 1, **request_args)
+        answered = time.time()  # before the neighbour's app starts: that takes a while
     async with gateway_client(gateway, "198.51.100.8") as neighbour:
         other = await neighbour.request(**request_args)
     admitted, refused = responses[:-1], responses[-1]
@@ -305,7 +306,7 @@ async def test_anonymous_callers_are_limited_per_address(
     assert int(refused.headers["x-ratelimit-reset"]) == int(reset_at)
     retry_after = int(refused.headers["retry-after"])
     assert 0 < retry_after <= 60
-    assert reset_at - time.time() == pytest.approx(retry_after, abs=2)
+    assert reset_at - answered == pytest.approx(retry_after, abs=2)
     assert other.status_code == 200  # another address has its own window
 
 

@@ -57,6 +57,7 @@ class QrService:
         self._limiter = gateway.rate_limiter
         self._authenticator = gateway.authenticator
         self._failure_policy = settings.rate_limit_failure
+        self._on_limiter_error = gateway.metrics.count_limiter_error
         self._clients = ClientAddress(settings.trusted_proxies)
         self._plans = gateway.plans["qr"]
         self._quotas = {
@@ -111,7 +112,12 @@ class QrService:
 
     async def _hit(self, counter: str, quota: Quota) -> Decision | None:
         key = f"qr:{counter}"
-        return await apply_failure_policy(self._limiter.hit(key, quota), self._failure_policy, key)
+        return await apply_failure_policy(
+            self._limiter.hit(key, quota),
+            self._failure_policy,
+            key,
+            on_unavailable=self._on_limiter_error,
+        )
 
     def _too_many(self, decision: Decision, plan: str, kind: str) -> TooManyRequests:
         if plan == ANONYMOUS:
