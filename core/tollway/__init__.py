@@ -23,6 +23,7 @@ from tollway.gateway import Gateway
 from tollway.hookspecs import hookimpl
 from tollway.pipeline import Caller, CurrentCaller
 from tollway.registry import Plan, Product, RegistrationError
+from tollway.segmentation import Segmenter
 from tollway.settings import Settings, load_settings
 from tollway.webhooks import verify_signature
 
@@ -44,6 +45,7 @@ __all__ = [
     "Plan",
     "Product",
     "RegistrationError",
+    "Segmenter",
     "ServiceUnavailable",
     "Settings",
     "TooManyRequests",

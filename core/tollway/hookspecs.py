@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tollway.ratelimit import RateLimiter
     from tollway.registry import Plan, Product
     from tollway.scopes import ScopeChecker
+    from tollway.segmentation import Segmenter
     from tollway.webhooks import WebhookSigner
 
 hookspec = pluggy.HookspecMarker("tollway")
@@ -162,6 +163,16 @@ def tollway_job_queue(gateway: Gateway) -> JobQueue | None:
     """Return the background job queue.
 
     Default: an in-process asyncio queue (:class:`tollway.jobs.InProcessJobQueue`).
+    """
+
+
+@hookspec(firstresult=True)
+def tollway_segmenter(gateway: Gateway) -> Segmenter | None:
+    """Return the image segmentation model background removal uses (a
+    :class:`tollway.segmentation.Segmenter`), or ``None`` to defer.
+
+    Called once per gateway by the product that needs it. The core has no default:
+    the removebg plugin provides one (rembg with U²-Net weights, ``trylast``).
     """
 
 

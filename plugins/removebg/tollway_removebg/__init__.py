@@ -1,0 +1,1 @@
+"""tollway product plugin: background removal at /v1/removebg."""

@@ -1,0 +1,285 @@
+"""Batch jobs: up to 100 image URLs, processed in the background.
+
+Submitting checks every URL, reserves one credit per image (402 if the plan's credits
+cannot cover them all) and writes the job and its items in that same transaction;
+once it commits, job ``removebg.batch`` (``gateway.jobs``) gets the job id. The job
+fetches up to four images at a time and cuts them out one by one on the model's
+thread. Each item ends in one transaction that moves it from ``pending`` to
+``completed`` (storing the result, charging its credit) or ``failed`` (giving the
+credit back); the move is conditional on ``pending``, so a job that runs again
+charges nothing twice. When no item is pending the job is ``completed``, or
+``failed`` if every item failed, and its results expire ``result_ttl`` after that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Final
+
+from sqlalchemy import select, update
+
+from tollway import ApiError, BadRequest, Caller, NotFound
+from tollway_removebg import quota, results, schemas
+from tollway_removebg.fetch import check_image_url
+from tollway_removebg.images import Rendered, parse_colour
+from tollway_removebg.models import Job, JobItem, Result
+from tollway_removebg.service import Options, RemoveBg, colour, credits_limit, no_credits
+
+log = logging.getLogger("tollway.removebg")
+
+JOB = "removebg.batch"
+PENDING: Final = "pending"
+PROCESSING: Final = "processing"
+COMPLETED: Final = "completed"
+FAILED: Final = "failed"
+FETCH_CONCURRENCY = 4
+
+
+class _AlreadySettled(Exception):
+    """The item left ``pending`` elsewhere (the job ran twice): undo this outcome."""
+
+
+def _references(images: list[schemas.BatchImage]) -> list[str]:
+    references = []
+    for position, image in enumerate(images, start=1):
+        problem = check_image_url(image.url)
+        if problem is not None:
+            raise BadRequest(f"Invalid request body: images[{position - 1}].url {problem}")
+        references.append(image.id if isinstance(image.id, str) else str(position))
+    if len(set(references)) != len(references):
+        raise BadRequest("Invalid request body: image ids must be unique within a batch")
+    return references
+
+
+async def submit(
+    service: RemoveBg, caller: Caller, data: schemas.BatchCreate, request_base: str
+) -> schemas.BatchSubmitted:
+    references = _references(data.images)
+    bg_color = colour(data.bg_color)
+    account_id = caller.principal.account_id
+    now = service.clock()
+    period = quota.period_of(now)
+    total = len(data.images)
+    job = Job(
+        id=results.new_id("job"),
+        account_id=account_id,
+        status=PROCESSING,
+        total=total,
+        completed=0,
+        failed=0,
+        credits_reserved=total,
+        credits_used=0,
+        period=period,
+        output_format=data.output_format,
+        output_size=data.output_size,
+        bg_color=None if bg_color is None else "#{:02x}{:02x}{:02x}".format(*bg_color),
+        base_url=service.base_url(request_base),
+        created_at=now,
+    )
+    async with service.database.transaction() as session:
+        if not await quota.reserve(session, account_id, period, total, credits_limit(caller)):
+            raise no_credits(caller, total)
+        session.add(job)
+        await session.flush()
+        session.add_all(
+            JobItem(
+                job_id=job.id, position=position, reference=reference, url=image.url, status=PENDING
+            )
+            for position, (reference, image) in enumerate(
+                zip(references, data.images, strict=True), start=1
+            )
+        )
+    await service.gateway.jobs.enqueue(JOB, job_id=job.id)
+    return schemas.BatchSubmitted(
+        job_id=job.id,
+        status=PROCESSING,
+        total=total,
+        completed=0,
+        failed=0,
+        credits_reserved=total,
+        created_at=now,
+    )
+
+
+async def status(service: RemoveBg, caller: Caller, job_id: str) -> schemas.BatchJob:
+    async with service.database.transaction() as session:
+        job = await session.scalar(
+            select(Job).where(Job.id == job_id, Job.account_id == caller.principal.account_id)
+        )
+        if job is None:
+            raise NotFound(f"Batch job {job_id} not found")
+        rows = (
+            await session.execute(
+                select(JobItem, Result.expires_at)
+                .outerjoin(Result, Result.id == JobItem.result_id)
+                .where(JobItem.job_id == job_id)
+                .order_by(JobItem.position)
+            )
+        ).all()
+    signer = await service.signer()
+    items = []
+    for item, expires_at in rows:
+        if item.status == COMPLETED and item.result_id is not None and expires_at is not None:
+            items.append(
+                schemas.BatchItem(
+                    id=item.reference,
+                    status=COMPLETED,
+                    result_url=signer.url(job.base_url, item.result_id, expires_at),
+                    width=item.width,
+                    height=item.height,
+                    expires_at=expires_at,
+                )
+            )
+        elif item.status == COMPLETED:
+            items.append(
+                schemas.BatchItem(
+                    id=item.reference, status=COMPLETED, width=item.width, height=item.height
+                )
+            )
+        elif item.status == FAILED:
+            items.append(schemas.BatchItem(id=item.reference, status=FAILED, error=item.error))
+        else:
+            items.append(schemas.BatchItem(id=item.reference, status=PROCESSING))
+    return schemas.BatchJob(
+        job_id=job.id,
+        status=job.status,  # type: ignore[arg-type]
+        total=job.total,
+        completed=job.completed,
+        failed=job.failed,
+        credits_reserved=job.credits_reserved,
+        credits_used=job.credits_used,
+        created_at=job.created_at,
+        items=items,
+    )
+
+
+# The job ----------------------------------------------------------------------------
+
+
+async def resume_interrupted(service: RemoveBg) -> int:
+    """Enqueue every job still ``processing``: with the in-process queue, the jobs of a
+    process that stopped or died went with it, and this process is now the only one.
+    (Items already settled stay settled; only pending ones are processed.)"""
+    async with service.database.transaction() as session:
+        interrupted = list(await session.scalars(select(Job.id).where(Job.status == PROCESSING)))
+    for job_id in interrupted:
+        await service.gateway.jobs.enqueue(JOB, job_id=job_id)
+    if interrupted:
+        log.info("resumed %d interrupted background removal batch(es)", len(interrupted))
+    return len(interrupted)
+
+
+async def run(service: RemoveBg, job_id: str) -> None:
+    """Job ``removebg.batch``: every pending item of ``job_id``, then the verdict."""
+    async with service.database.transaction() as session:
+        job = await session.scalar(select(Job).where(Job.id == job_id))
+        pending = (
+            await session.scalars(
+                select(JobItem)
+                .where(JobItem.job_id == job_id, JobItem.status == PENDING)
+                .order_by(JobItem.position)
+            )
+        ).all()
+    if job is None:
+        return
+    options = Options(
+        job.output_format,  # type: ignore[arg-type]
+        job.output_size,  # type: ignore[arg-type]
+        None if job.bg_color is None else parse_colour(job.bg_color),
+    )
+    fetching = asyncio.Semaphore(FETCH_CONCURRENCY)
+
+    async def one(item: JobItem) -> None:
+        try:
+            async with fetching:
+                source = await service.fetch(item.url)
+            rendered = await service.render(source, options)
+        except ApiError as error:
+            await _fail(service, job, item, error.message)
+        except Exception:
+            log.exception("batch %s item %s failed", job_id, item.position)
+            await _fail(service, job, item, "Internal error while processing this image")
+        else:
+            await _complete(service, job, item, rendered)
+
+    await asyncio.gather(*(one(item) for item in pending))
+    await _finish(service, job)
+
+
+async def _settle_item(
+    service: RemoveBg,
+    job: Job,
+    item: JobItem,
+    status: str,
+    changes: dict[str, Any],
+    result: Result | None = None,
+) -> bool:
+    """Move ``item`` out of ``pending`` (storing ``result``) with its job counters and
+    credits; nothing if it already left ``pending``."""
+    charged = 1 if status == COMPLETED else 0
+    try:
+        async with service.database.transaction() as session:
+            if result is not None:
+                session.add(result)
+            moved = await session.execute(
+                update(JobItem)
+                .where(JobItem.id == item.id, JobItem.status == PENDING)
+                .values(status=status, **changes)
+            )
+            if not moved.rowcount:  # type: ignore[attr-defined]
+                raise _AlreadySettled
+            counter = Job.completed if status == COMPLETED else Job.failed
+            await session.execute(
+                update(Job)
+                .where(Job.id == job.id)
+                .values({counter: counter + 1, Job.credits_used: Job.credits_used + charged})
+            )
+            await quota.settle(
+                session, job.account_id, job.period, charged=charged, released=1 - charged
+            )
+    except _AlreadySettled:
+        return False
+    return True
+
+
+async def _complete(service: RemoveBg, job: Job, item: JobItem, rendered: Rendered) -> None:
+    stored = results.stored_result(
+        rendered,
+        account_id=job.account_id,
+        now=service.clock(),
+        ttl=service.settings.result_ttl,
+        job_id=job.id,
+    )
+    changes = {"result_id": stored.id, "width": rendered.width, "height": rendered.height}
+    await _settle_item(service, job, item, COMPLETED, changes, stored)
+
+
+async def _fail(service: RemoveBg, job: Job, item: JobItem, error: str) -> None:
+    await _settle_item(service, job, item, FAILED, {"error": error[:2000]})
+
+
+async def _finish(service: RemoveBg, job: Job) -> None:
+    """Give the job its verdict once nothing is pending; results expire from then."""
+    now = service.clock()
+    async with service.database.transaction() as session:
+        left = await session.scalar(
+            select(JobItem.id).where(JobItem.job_id == job.id, JobItem.status == PENDING).limit(1)
+        )
+        if left is not None:
+            return
+        current = await session.scalar(select(Job).where(Job.id == job.id))
+        if current is None or current.status != PROCESSING:
+            return
+        verdict = COMPLETED if current.completed > 0 else FAILED
+        await session.execute(
+            update(Job)
+            .where(Job.id == job.id, Job.status == PROCESSING)
+            .values(status=verdict, finished_at=now)
+        )
+        await session.execute(
+            update(Result)
+            .where(Result.job_id == job.id)
+            .values(expires_at=service.result_expiry(now))
+        )
+    await service.purge()

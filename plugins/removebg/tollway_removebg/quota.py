@@ -1,0 +1,101 @@
+"""Credits: each plan grants ``credits_per_month`` per UTC calendar month.
+
+An image is paid for in two steps. ``reserve`` holds credits with one conditional
+``UPDATE`` (``used + reserved + n <= limit``), so concurrent requests, on any number
+of processes, never overdraw; ``settle`` then turns held credits into charged ones
+for the images that succeeded and gives the rest back. Both run inside the caller's
+transaction, so a batch item's settlement commits together with its status change
+and can never happen twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tollway_removebg.models import Credits
+
+CREDITS_LIMIT = "credits_per_month"
+"""The plan limit (``Plan.limits``) holding a plan's monthly credits."""
+
+
+def period_of(moment: datetime) -> str:
+    """The billing period containing ``moment``: its UTC month, ``YYYY-MM``."""
+    return moment.astimezone(UTC).strftime("%Y-%m")
+
+
+def period_end(period: str) -> datetime:
+    """When ``period`` ends and the next one's credits start (``resets_at``)."""
+    year, month = (int(part) for part in period.split("-"))
+    year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return datetime(year, month, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    total: int
+    used: int
+    reserved: int
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.total - self.used - self.reserved)
+
+
+async def _ensure_row(session: AsyncSession, account_id: int, period: str) -> None:
+    dialect = session.get_bind().dialect.name
+    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    await session.execute(
+        insert(Credits)
+        .values(account_id=account_id, period=period, used=0, reserved=0)
+        .on_conflict_do_nothing(index_elements=["account_id", "period"])
+    )
+
+
+async def reserve(
+    session: AsyncSession, account_id: int, period: str, count: int, limit: int
+) -> bool:
+    """Hold ``count`` credits of ``period`` if that keeps the account within
+    ``limit``; ``False`` (nothing held) otherwise."""
+    await _ensure_row(session, account_id, period)
+    result = await session.execute(
+        update(Credits)
+        .where(
+            Credits.account_id == account_id,
+            Credits.period == period,
+            Credits.used + Credits.reserved + count <= limit,
+        )
+        .values(reserved=Credits.reserved + count)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def settle(
+    session: AsyncSession, account_id: int, period: str, *, charged: int, released: int
+) -> None:
+    """Of the credits held, charge ``charged`` and give back ``released``."""
+    await session.execute(
+        update(Credits)
+        .where(Credits.account_id == account_id, Credits.period == period)
+        .values(
+            used=Credits.used + charged,
+            reserved=Credits.reserved - charged - released,
+        )
+    )
+
+
+async def balance(session: AsyncSession, account_id: int, period: str, limit: int) -> Balance:
+    row = (
+        await session.execute(
+            select(Credits.used, Credits.reserved).where(
+                Credits.account_id == account_id, Credits.period == period
+            )
+        )
+    ).first()
+    used, reserved = (row[0], row[1]) if row is not None else (0, 0)
+    return Balance(total=limit, used=used, reserved=reserved)

@@ -1,0 +1,81 @@
+"""HTTP handlers of the background removal product (``/v1/removebg``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, Response, get, post
+from litestar.params import FromPath, JSONBody, PathParameter
+
+from tollway import CurrentCaller, CurrentGateway
+from tollway_removebg import batch, schemas
+from tollway_removebg.service import MAX_INLINE_INPUT, service_for
+
+SCOPES = {
+    "removebg:images:process": "Remove the background of single images (and of batches)",
+    "removebg:batch:write": "Submit batch background removal jobs",
+    "removebg:batch:read": "Read the status and results of batch jobs",
+    "removebg:quota:read": "Read the account's background removal credits",
+}
+
+JobId = Annotated[str, PathParameter(min_length=1, max_length=40)]
+MAX_BODY = MAX_INLINE_INPUT * 4 // 3 + 64 * 1024
+"""A body carrying the largest accepted ``image_base64`` (base64 adds a third)."""
+
+
+def _base(request: Request[Any, Any, Any]) -> str:
+    return str(request.base_url)
+
+
+@post(
+    "/process",
+    scope="removebg:images:process",
+    status_code=200,
+    request_max_body_size=MAX_BODY,
+)
+async def process_image(
+    request: Request[Any, Any, Any],
+    data: JSONBody[schemas.ProcessRequest],
+    caller: CurrentCaller,
+    gateway: CurrentGateway,
+) -> schemas.ProcessedImage:
+    """Cut out one image given by URL or inline as base64; one credit."""
+    return await service_for(gateway).process(caller, data, _base(request))
+
+
+@post("/batch", scope="removebg:batch:write", status_code=202)
+async def create_batch(
+    request: Request[Any, Any, Any],
+    data: JSONBody[schemas.BatchCreate],
+    caller: CurrentCaller,
+    gateway: CurrentGateway,
+) -> schemas.BatchSubmitted:
+    """Up to 100 image URLs, processed in the background; one credit reserved each."""
+    return await batch.submit(service_for(gateway), caller, data, _base(request))
+
+
+@get("/batch/{job_id:str}", scope="removebg:batch:read")
+async def get_batch(
+    job_id: JobId, caller: CurrentCaller, gateway: CurrentGateway
+) -> schemas.BatchJob:
+    """Poll every 2 to 5 seconds until ``status`` is ``completed`` or ``failed``."""
+    return await batch.status(service_for(gateway), caller, job_id)
+
+
+@get("/quota", scope="removebg:quota:read")
+async def get_quota(caller: CurrentCaller, gateway: CurrentGateway) -> schemas.Quota:
+    return await service_for(gateway).quota(caller)
+
+
+@get("/results/{token:str}", public=True, media_type="image/png")
+async def download_result(token: FromPath[str], gateway: CurrentGateway) -> Response[bytes]:
+    """A processed image at its signed ``result_url`` (no key: the URL is the credential)."""
+    result, seconds_left = await service_for(gateway).download(token)
+    return Response(
+        result.content,
+        media_type=result.media_type,
+        headers={"Cache-Control": f"private, max-age={seconds_left}"},
+    )
+
+
+ROUTES = [process_image, create_batch, get_batch, get_quota, download_result]
