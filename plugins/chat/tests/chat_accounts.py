@@ -95,3 +95,17 @@ async def chat_setup(factory: GatewayFactory) -> AsyncIterator[Setup]:
     other = await tenant(gateway, "globex")
     async with gateway_client(gateway) as client:
         yield Setup(gateway, client, owner, other)
+
+
+def sse_events(body: str) -> list[dict[str, str]]:
+    """The fields of each Server-Sent Event in ``body`` (comments left out)."""
+    events = []
+    for block in body.replace("\r\n", "\n").split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.split("\n"):
+            if line and not line.startswith(":") and ":" in line:
+                name, _, value = line.partition(":")
+                fields[name] = fields.get(name, "") + value.removeprefix(" ")
+        if fields:
+            events.append(fields)
+    return events

@@ -12,9 +12,8 @@ from email import message_from_bytes
 from typing import Any
 
 import jwt
-import pytest
-from aiosmtpd.controller import Controller
-from chat_accounts import CHAT, Setup, inbox, receive, tenant
+from chat_accounts import CHAT, Setup, inbox, receive, sse_events, tenant
+from mail_server import SmtpServer, chat_settings
 from sqlalchemy import select
 
 from tollway import Gateway, hookimpl
@@ -22,47 +21,6 @@ from tollway.testing import GatewayFactory, free_port, gateway_client
 from tollway_chat.channels import OutboundMessage
 from tollway_chat.delivery import delivery_for
 from tollway_chat.models import Message
-
-
-class Mailbox:
-    def __init__(self) -> None:
-        self.envelopes: list[Any] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        self.envelopes.append(envelope)
-        return "250 OK"
-
-
-class SmtpServer:
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.mailbox = Mailbox()
-        self.controller = Controller(self.mailbox, hostname="127.0.0.1", port=port)
-
-    def start(self) -> None:
-        self.controller.start()
-
-    def stop(self) -> None:
-        self.controller.stop()
-
-
-@pytest.fixture
-def smtp_server() -> Any:
-    server = SmtpServer(free_port())
-    server.start()
-    yield server
-    server.stop()
-
-
-def _settings(port: int, **more: Any) -> dict[str, Any]:
-    settings = {
-        "smtp_host": "127.0.0.1",
-        "smtp_port": port,
-        "smtp_from": "support@acme.example",
-        "delivery_retry_schedule": [0.2, 0.2, 0.2],
-        **more,
-    }
-    return {"chat": {"settings": settings}}
 
 
 @asynccontextmanager
@@ -103,7 +61,7 @@ async def _email_conversation(chat: Setup) -> tuple[dict[str, Any], str]:
 async def test_email_reaches_the_smtp_server(
     gateway_factory: GatewayFactory, smtp_server: SmtpServer
 ) -> None:
-    async with _setup(gateway_factory, _settings(smtp_server.port)) as chat:
+    async with _setup(gateway_factory, chat_settings(smtp_server.port)) as chat:
         _, path = await _email_conversation(chat)
         sent = await chat.post(path, {"content": "Hello Ada,\nyour order shipped."})
         assert "delivery_status" not in sent  # the API's message is unchanged
@@ -122,7 +80,7 @@ async def test_email_reaches_the_smtp_server(
 async def test_first_message_of_a_new_conversation_is_delivered(
     gateway_factory: GatewayFactory, smtp_server: SmtpServer
 ) -> None:
-    async with _setup(gateway_factory, _settings(smtp_server.port)) as chat:
+    async with _setup(gateway_factory, chat_settings(smtp_server.port)) as chat:
         box = await inbox(chat.gateway, chat.owner, "Mail", channel="email")
         await chat.agent("Grace")
         contact = await chat.contact("Bob")
@@ -139,7 +97,7 @@ async def test_smtp_down_then_up_is_retried_and_delivered_once(
     gateway_factory: GatewayFactory,
 ) -> None:
     server = SmtpServer(free_port())
-    products = _settings(server.port, delivery_retry_schedule=[0.5, 0.5, 0.5, 0.5, 0.5])
+    products = chat_settings(server.port, delivery_retry_schedule=[0.5, 0.5, 0.5, 0.5, 0.5])
     async with _setup(gateway_factory, products) as chat:
         _, path = await _email_conversation(chat)
         started = time.monotonic()
@@ -164,7 +122,7 @@ async def test_smtp_down_then_up_is_retried_and_delivered_once(
 
 
 async def test_send_failing_every_time_ends_failed(gateway_factory: GatewayFactory) -> None:
-    products = _settings(free_port(), delivery_retry_schedule=[0.05, 0.05])
+    products = chat_settings(free_port(), delivery_retry_schedule=[0.05, 0.05])
     async with _setup(gateway_factory, products) as chat:
         _, path = await _email_conversation(chat)
         sent = await chat.post(path, {"content": "Nobody listens"})
@@ -178,7 +136,7 @@ async def test_send_failing_every_time_ends_failed(gateway_factory: GatewayFacto
 async def test_private_notes_and_incoming_messages_are_not_sent(
     gateway_factory: GatewayFactory, smtp_server: SmtpServer
 ) -> None:
-    async with _setup(gateway_factory, _settings(smtp_server.port)) as chat:
+    async with _setup(gateway_factory, chat_settings(smtp_server.port)) as chat:
         conversation, path = await _email_conversation(chat)
         note = await chat.post(path, {"content": "internal", "private": True})
         incoming = await receive(chat.gateway, chat.owner, conversation["id"], "Hi from Ada")
@@ -225,30 +183,17 @@ async def test_a_plugin_channel_replaces_the_default(gateway_factory: GatewayFac
 SECRET = "s3cret-long-enough-for-hmac-sha256-keys"
 
 
-def _events(body: str) -> list[dict[str, str]]:
-    events = []
-    for block in body.replace("\r\n", "\n").split("\n\n"):
-        fields: dict[str, str] = {}
-        for line in block.split("\n"):
-            if line and not line.startswith(":") and ":" in line:
-                name, _, value = line.partition(":")
-                fields[name] = fields.get(name, "") + value.removeprefix(" ")
-        if fields:
-            events.append(fields)
-    return events
-
-
 async def test_live_chat_message_reaches_the_contact_stream(
     gateway_factory: GatewayFactory,
 ) -> None:
-    async with _setup(gateway_factory, _settings(free_port())) as chat:
+    async with _setup(gateway_factory, chat_settings(free_port())) as chat:
         box = await inbox(chat.gateway, chat.owner, "Website", channel="live_chat")
         await chat.agent("Grace")
         contact = await chat.contact("Ada")
         conversation = await chat.conversation(box, contact["id"])
         issued = await chat.post(f"/contacts/{contact['id']}/stream-token", {})
         assert issued["contact_id"] == contact["id"]
-        hub = delivery_for(chat.gateway).hub
+        bus = delivery_for(chat.gateway).bus
         # No API key: the token is the credential.
         reading = asyncio.create_task(
             chat.client.get(
@@ -257,7 +202,7 @@ async def test_live_chat_message_reaches_the_contact_stream(
             )
         )
         deadline = time.monotonic() + 5
-        while not hub.listeners(chat.owner.account_id, contact["id"]):
+        while not bus.listeners(chat.owner.account_id, contact["id"]):
             assert time.monotonic() < deadline
             assert not reading.done()
             await asyncio.sleep(0.02)
@@ -270,18 +215,18 @@ async def test_live_chat_message_reaches_the_contact_stream(
         response = await asyncio.wait_for(reading, 10)
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
-        events = _events(response.text)
+        events = sse_events(response.text)
         assert [event.get("event") for event in events] == ["ready", "message"]
         assert '"content":"Hi Ada"' in events[1]["data"]
         assert events[1]["id"] == str(sent["id"])
         assert (await _settled(chat.gateway, sent["id"])).delivery_status == "sent"
-        assert not hub.listeners(chat.owner.account_id, contact["id"])
+        assert not bus.listeners(chat.owner.account_id, contact["id"])
 
 
 async def test_live_chat_without_open_stream_is_retried_then_failed(
     gateway_factory: GatewayFactory,
 ) -> None:
-    products = _settings(free_port(), delivery_retry_schedule=[0.05])
+    products = chat_settings(free_port(), delivery_retry_schedule=[0.05])
     async with _setup(gateway_factory, products) as chat:
         box = await inbox(chat.gateway, chat.owner, "Website", channel="live_chat")
         await chat.agent("Grace")
@@ -294,7 +239,7 @@ async def test_live_chat_without_open_stream_is_retried_then_failed(
 
 
 async def test_stream_tokens(gateway_factory: GatewayFactory) -> None:
-    products = _settings(free_port(), stream_secret=SECRET, stream_token_ttl=60)
+    products = chat_settings(free_port(), stream_secret=SECRET, stream_token_ttl=60)
     async with _setup(gateway_factory, products) as chat:
         contact = await chat.contact("Ada")
         stream = f"{CHAT}/stream"
@@ -331,11 +276,11 @@ async def test_stream_tokens(gateway_factory: GatewayFactory) -> None:
             stream, params={"token": issued["token"], "max_seconds": 1}
         )
         assert response.status_code == 200
-        assert [event.get("event") for event in _events(response.text)] == ["ready"]
+        assert [event.get("event") for event in sse_events(response.text)] == ["ready"]
 
 
 async def test_stream_token_expires(gateway_factory: GatewayFactory) -> None:
-    products = _settings(free_port(), stream_token_ttl=1)
+    products = chat_settings(free_port(), stream_token_ttl=1)
     async with _setup(gateway_factory, products) as chat:
         contact = await chat.contact("Ada")
         issued = await chat.post(f"/contacts/{contact['id']}/stream-token", {})

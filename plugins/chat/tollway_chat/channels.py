@@ -9,15 +9,15 @@ like a plugin by the chat plugin:
   ``smtp_host`` (default ``localhost``), ``smtp_port`` (25), ``smtp_from``
   (``chat@localhost``), ``smtp_starttls`` (false), ``smtp_username`` / ``smtp_password``
   (optional), ``smtp_timeout`` (10 s).
-- ``live_chat``: an in-process fan-out to the contact's open streams
-  (``GET /v1/chat/stream``). A contact with no open stream in this process is a failed
-  send, retried like any other; the message stays readable in the conversation.
+- ``live_chat``: published on the stream bus (``tollway_chat.bus``) to the contact's
+  open streams (``GET /v1/chat/stream``) on any gateway process. A contact with no
+  stream open anywhere is a failed send, retried like any other; the message stays
+  readable in the conversation, and a stream that reconnects with ``Last-Event-ID``
+  gets what it missed.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections import defaultdict
 from email.message import EmailMessage
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -28,6 +28,7 @@ from tollway import hookimpl
 
 if TYPE_CHECKING:
     from tollway import Gateway
+    from tollway_chat.bus import StreamBus
 
 
 class OutboundMessage(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,46 +89,12 @@ class EmailChannel:
         )
 
 
-class StreamHub:
-    """Open contact streams of this process: ``(account_id, contact_id)`` -> queues."""
-
-    def __init__(self) -> None:
-        self._streams: dict[tuple[int, int], set[asyncio.Queue[OutboundMessage]]] = defaultdict(set)
-
-    def subscribe(self, account_id: int, contact_id: int) -> asyncio.Queue[OutboundMessage]:
-        queue: asyncio.Queue[OutboundMessage] = asyncio.Queue(maxsize=1000)
-        self._streams[(account_id, contact_id)].add(queue)
-        return queue
-
-    def unsubscribe(
-        self, account_id: int, contact_id: int, queue: asyncio.Queue[OutboundMessage]
-    ) -> None:
-        key = (account_id, contact_id)
-        self._streams[key].discard(queue)
-        if not self._streams[key]:
-            del self._streams[key]
-
-    def listeners(self, account_id: int, contact_id: int) -> int:
-        return len(self._streams.get((account_id, contact_id), ()))
-
-    def publish(self, message: OutboundMessage) -> int:
-        queues = self._streams.get((message.account_id, message.contact_id), set())
-        delivered = 0
-        for queue in list(queues):
-            try:
-                queue.put_nowait(message)
-                delivered += 1
-            except asyncio.QueueFull:
-                continue
-        return delivered
-
-
 class LiveChatChannel:
-    def __init__(self, hub: StreamHub) -> None:
-        self.hub = hub
+    def __init__(self, bus: StreamBus) -> None:
+        self.bus = bus
 
     async def send(self, message: OutboundMessage) -> None:
-        if not self.hub.publish(message):
+        if not await self.bus.publish(message):
             raise ChannelError(f"contact {message.contact_id} has no open stream")
 
 
@@ -138,5 +105,5 @@ def tollway_chat_channel(channel_type: str, gateway: Gateway) -> Channel | None:
     if channel_type == "email":
         return EmailChannel(gateway.settings.product("chat").settings)
     if channel_type == "live_chat":
-        return LiveChatChannel(delivery_for(gateway).hub)
+        return LiveChatChannel(delivery_for(gateway).bus)
     return None

@@ -1,13 +1,22 @@
-"""Delivering outgoing messages through their inbox's channel, after the commit.
+"""Delivering outgoing messages through their inbox's channel, durably.
 
-``Chat`` asks for a delivery when it adds an outgoing, non-private message; once that
-transaction commits, job ``chat.deliver`` (``gateway.jobs``) gets the message id. The
-job loads message, conversation, inbox and contact, sends through the channel and
-records the outcome on the message (``delivery_status`` pending -> sent | failed,
-``delivery_attempts``, ``delivery_error``). A failed send is enqueued again after the
-next delay of ``[products.chat.settings] delivery_retry_schedule`` (seconds, default
-``[1, 5, 30]``); after the last one the message is ``failed``. Nothing here runs in
-or blocks the API call that added the message.
+An outgoing, non-private message is stored ``pending`` and due at once, in the same
+transaction that adds it: the message row is its own outbox entry
+(:mod:`tollway.outbox`). Every gateway process polls for due messages every
+``[products.chat.settings] delivery_poll_interval`` seconds (default 2), and at once
+when a transaction that added one commits; it leases what it finds and hands each to
+job ``chat.deliver`` (``gateway.jobs``). The job renews the lease, loads message,
+conversation, inbox and contact, sends through the channel and records the outcome on
+the message: ``delivery_status`` pending -> sent | failed, ``delivery_attempts``,
+``delivery_error``. A failed send becomes due again after the next delay of
+``delivery_retry_schedule`` (seconds, default ``[1, 5, 30, 120, 600]``); after the last
+one the message is ``failed``.
+
+Pending work lives in the database, not in a process: a restart, or a process killed
+mid-send, leaves a lease that lapses and another poll sends the message again. Delivery
+is therefore at least once; email carries the message id in ``X-Tollway-Message-Id``
+and stream events carry it as their ``id``. Nothing here runs in or blocks the API call
+that added the message.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event as sqlalchemy_event
@@ -22,7 +32,10 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from tollway_chat.channels import Channel, OutboundMessage, StreamHub
+from tollway.db import utcnow
+from tollway.outbox import LeasedColumns, Poller, claim_due, renew
+from tollway_chat.bus import StreamBus, stream_bus
+from tollway_chat.channels import Channel, OutboundMessage
 from tollway_chat.models import Conversation, Inbox, Message
 
 if TYPE_CHECKING:
@@ -32,9 +45,22 @@ log = logging.getLogger("tollway.chat.delivery")
 
 JOB = "chat.deliver"
 PENDING, SENT, FAILED = "pending", "sent", "failed"
-_PENDING_IDS = "tollway_chat.deliver_after_commit"
-_LISTENING = "tollway_chat.delivery_listening"
-DEFAULT_RETRY_SCHEDULE = (1.0, 5.0, 30.0)
+DEFAULT_RETRY_SCHEDULE = (1.0, 5.0, 30.0, 120.0, 600.0)
+DEFAULT_POLL_INTERVAL = 2.0
+BATCH_SIZE = 100
+LEASE = timedelta(seconds=60)
+"""How long one attempt may hold a message: channels time out well within it (SMTP's
+``smtp_timeout`` defaults to 10 s)."""
+_COMMITTED = "tollway_chat.wake_after_commit"
+
+LEASED = LeasedColumns(
+    model=Message,
+    id=Message.id,
+    pending=Message.delivery_status == PENDING,
+    due_at=Message.delivery_due_at,
+    lease_until=Message.delivery_lease_until,
+    lease_token=Message.delivery_lease_token,
+)
 
 _deliveries: weakref.WeakKeyDictionary[Any, Delivery] = weakref.WeakKeyDictionary()
 
@@ -57,55 +83,51 @@ class Delivery:
         if any(delay < 0 for delay in schedule):
             raise ValueError("delivery_retry_schedule must list delays >= 0")
         self.retry_schedule = schedule
-        self.hub = StreamHub()
+        self.bus: StreamBus = stream_bus(gateway)
         self._channels: dict[str, Channel | None] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self.poller = Poller(
+            "tollway-chat-delivery",
+            self.dispatch_due,
+            interval=float(settings.get("delivery_poll_interval", DEFAULT_POLL_INTERVAL)),
+            batch=BATCH_SIZE,
+        )
 
     def register_job(self) -> None:
         self.gateway.jobs.register(JOB, self.deliver)
 
+    async def start(self) -> None:
+        await self.bus.start()
+        await self.poller.start()
+
+    async def stop(self) -> None:
+        """Stop polling (messages not yet sent stay ``pending`` for the next start or
+        another process) and close the stream bus."""
+        await self.poller.stop()
+        await self.bus.stop()
+
     # Scheduling ---------------------------------------------------------------------
 
     def after_commit(self, session: AsyncSession, message_id: int) -> None:
-        """Enqueue the delivery of ``message_id`` once ``session``'s transaction commits
-        (nothing if it rolls back)."""
-        info = session.info
-        info.setdefault(_PENDING_IDS, []).append(message_id)
-        if info.get(_LISTENING):
+        """Look for due messages as soon as ``session``'s transaction commits; the
+        message is already due in the database, so this only saves the poll delay."""
+        if session.info.get(_COMMITTED):
             return
-        info[_LISTENING] = True
+        session.info[_COMMITTED] = True
 
         def committed(sync_session: Session) -> None:
-            for pending in sync_session.info.pop(_PENDING_IDS, []):
-                self._spawn(self._enqueue(pending, 1))
+            sync_session.info.pop(_COMMITTED, None)
+            self.poller.wake()
 
-        def rolled_back(sync_session: Session) -> None:
-            sync_session.info.pop(_PENDING_IDS, None)
+        sqlalchemy_event.listen(session.sync_session, "after_commit", committed, once=True)
 
-        sqlalchemy_event.listen(session.sync_session, "after_commit", committed)
-        sqlalchemy_event.listen(session.sync_session, "after_rollback", rolled_back)
-
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _enqueue(self, message_id: int, attempt: int, delay: float = 0.0) -> None:
-        try:
-            if delay:
-                await asyncio.sleep(delay)
-            await self.gateway.jobs.enqueue(JOB, message_id=message_id, attempt=attempt)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("could not enqueue delivery of chat message %s", message_id)
-
-    async def stop(self) -> None:
-        """Drop scheduled retries (the messages stay ``pending``)."""
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks.clear()
+    async def dispatch_due(self) -> int:
+        """Lease up to a batch of due messages and enqueue their attempts."""
+        token, claimed = await claim_due(
+            self.gateway.database, LEASED, lease=LEASE, limit=BATCH_SIZE
+        )
+        for message_id in claimed:
+            await self.gateway.jobs.enqueue(JOB, message_id=message_id, lease_token=token)
+        return len(claimed)
 
     # The job ------------------------------------------------------------------------
 
@@ -116,23 +138,20 @@ class Delivery:
             )
         return self._channels[channel_type]
 
-    async def _load(self, message_id: int) -> OutboundMessage | None:
+    async def _claimed(self, message_id: int, lease_token: str) -> tuple[OutboundMessage, int]:
         async with self.gateway.database.transaction() as session:
-            row = (
+            if not await renew(session, LEASED, message_id, lease_token, LEASE):
+                raise LookupError("taken over or finished")
+            message, conversation, inbox = (
                 await session.execute(
                     select(Message, Conversation, Inbox)
                     .join(Conversation, Conversation.id == Message.conversation_id)
                     .join(Inbox, Inbox.id == Conversation.inbox_id)
                     .where(Message.id == message_id)
                 )
-            ).first()
-            if row is None:
-                return None
-            message, conversation, inbox = row
-            if message.delivery_status != PENDING or message.private:
-                return None
+            ).one()
             contact = conversation.contact
-            return OutboundMessage(
+            outbound = OutboundMessage(
                 id=message.id,
                 account_id=message.account_id,
                 conversation_id=conversation.id,
@@ -147,20 +166,26 @@ class Delivery:
                 content=message.content,
                 created_at=message.created_at.isoformat(),
             )
+            return outbound, message.delivery_attempts
 
-    async def _record(self, message_id: int, attempt: int, status: str, error: str | None) -> None:
+    async def _record(self, message_id: int, lease_token: str, values: dict[str, Any]) -> None:
         async with self.gateway.database.transaction() as session:
             await session.execute(
                 update(Message)
-                .where(Message.id == message_id)
-                .values(delivery_status=status, delivery_attempts=attempt, delivery_error=error)
+                .where(Message.id == message_id, Message.delivery_lease_token == lease_token)
+                .values(**values, **LEASED.released())
+                .execution_options(synchronize_session=False)
             )
 
-    async def deliver(self, message_id: int, attempt: int = 1) -> None:
-        """Job ``chat.deliver``: one attempt at sending ``message_id``."""
-        outbound = await self._load(message_id)
-        if outbound is None:
+    async def deliver(self, message_id: int, lease_token: str) -> None:
+        """Job ``chat.deliver``: one attempt at sending ``message_id``, if its lease is
+        still ``lease_token``'s."""
+        try:
+            outbound, attempts = await self._claimed(message_id, lease_token)
+        except LookupError:
+            log.info("chat message %s was taken over or finished; skipped", message_id)
             return
+        attempt = attempts + 1
         try:
             channel = self.channel(outbound.channel_type)
             if channel is None:
@@ -168,13 +193,29 @@ class Delivery:
             await channel.send(outbound)
         except Exception as error:
             text = f"{type(error).__name__}: {error}"[:2000]
-            retry = attempt <= len(self.retry_schedule)
-            await self._record(message_id, attempt, PENDING if retry else FAILED, text)
-            if retry:
+            values: dict[str, Any] = {"delivery_attempts": attempt, "delivery_error": text}
+            if attempt <= len(self.retry_schedule):
                 log.warning("chat message %s attempt %s failed: %s", message_id, attempt, text)
                 delay = self.retry_schedule[attempt - 1]
-                self._spawn(self._enqueue(message_id, attempt + 1, delay))
+                values.update(
+                    delivery_status=PENDING, delivery_due_at=utcnow() + timedelta(seconds=delay)
+                )
             else:
                 log.error("chat message %s not delivered: %s", message_id, text)
+                values.update(delivery_status=FAILED, delivery_due_at=None)
+            await self._record(message_id, lease_token, values)
+            if values["delivery_status"] == PENDING:
+                # The retry is due in the database whatever happens to this process; the
+                # timer only saves waiting for the poll that would find it.
+                asyncio.get_running_loop().call_later(delay, self.poller.wake)
             return
-        await self._record(message_id, attempt, SENT, None)
+        await self._record(
+            message_id,
+            lease_token,
+            {
+                "delivery_status": SENT,
+                "delivery_attempts": attempt,
+                "delivery_error": None,
+                "delivery_due_at": None,
+            },
+        )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from tollway.db import UTCDateTime, make_metadata, utcnow
@@ -53,6 +53,18 @@ class Agent(ChatBase):
 
 class Conversation(ChatBase):
     __tablename__ = "chat_conversations"
+    __table_args__ = (
+        # Lists are most recent activity first, all of them or by status: these serve
+        # the order, the page's offset and the count from the index alone.
+        Index("ix_chat_conversations_activity", "account_id", "last_activity_at", "id"),
+        Index(
+            "ix_chat_conversations_status_activity",
+            "account_id",
+            "status",
+            "last_activity_at",
+            "id",
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     account_id: Mapped[int] = mapped_column(ForeignKey(Account.id, ondelete="CASCADE"), index=True)
@@ -73,6 +85,7 @@ class Conversation(ChatBase):
 
 class Message(ChatBase):
     __tablename__ = "chat_messages"
+    __table_args__ = (Index("ix_chat_messages_delivery_due", "delivery_status", "delivery_due_at"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     account_id: Mapped[int] = mapped_column(ForeignKey(Account.id, ondelete="CASCADE"), index=True)
@@ -93,6 +106,10 @@ class Message(ChatBase):
     """``pending``, ``sent`` or ``failed`` for outgoing non-private messages; else null."""
     delivery_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     delivery_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    delivery_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    """When the next attempt is due (pending messages only)."""
+    delivery_lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    delivery_lease_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
     contact: Mapped[Contact | None] = relationship(lazy="joined")
     agent: Mapped[Agent | None] = relationship(lazy="joined")

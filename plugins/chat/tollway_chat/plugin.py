@@ -69,6 +69,11 @@ def tollway_register_routes(
 
 
 @hookimpl
+async def tollway_startup(gateway: Gateway) -> None:
+    await delivery_for(gateway).start()
+
+
+@hookimpl
 async def tollway_shutdown(gateway: Gateway) -> None:
     await delivery_for(gateway).stop()
 

@@ -21,6 +21,7 @@ from tollway import BadRequest, Caller, CurrentCaller, CurrentGateway, Gateway
 from tollway_chat import schemas, stream
 from tollway_chat.channels import OutboundMessage
 from tollway_chat.delivery import delivery_for
+from tollway_chat.models import Message
 from tollway_chat.service import Chat, conversation_view
 
 SCOPES = {
@@ -36,8 +37,14 @@ SCOPES = {
 }
 
 Page = Annotated[int, QueryParameter(ge=1, le=100_000, description="1-based page number.")]
-Id = Annotated[int, PathParameter(ge=1, le=2**31 - 1)]
+MAX_ROW_ID = 2**31 - 1
+Id = Annotated[int, PathParameter(ge=1, le=MAX_ROW_ID)]
 """A row id: what the database's integer primary keys can hold."""
+StreamTokenParam = Annotated[
+    str, QueryParameter(min_length=1, max_length=4096, description="The contact's stream token.")
+]
+REPLAY_LIMIT = 100
+"""At most this many missed messages are replayed to a reconnecting stream."""
 FilterId = Annotated[int | None, QueryParameter(ge=1, le=2**31 - 1)]
 
 
@@ -206,58 +213,114 @@ async def create_stream_token(
     account_id = caller.principal.account_id
     async with _chat(gateway, caller) as chat:
         await chat.contact(contact_id)
-    token, expires_at = stream.issue(gateway, account_id, contact_id)
+    token, expires_at = await stream.issue(gateway, account_id, contact_id)
     return schemas.StreamToken(token=token, contact_id=contact_id, expires_at=expires_at)
 
 
-def _event(message: OutboundMessage) -> ServerSentEventMessage:
+def _event(message: OutboundMessage | Message) -> ServerSentEventMessage:
+    if isinstance(message, Message):
+        agent_name = message.agent.name if message.agent else None
+        created_at = message.created_at.isoformat()
+    else:
+        agent_name, created_at = message.agent_name, message.created_at
     data = {
         "id": message.id,
         "conversation_id": message.conversation_id,
         "content": message.content,
-        "sender": {"type": "agent", "name": message.agent_name},
-        "created_at": message.created_at,
+        "sender": {"type": "agent", "name": agent_name},
+        "created_at": created_at,
     }
     return ServerSentEventMessage(
         event="message", id=str(message.id), data=msgspec.json.encode(data).decode()
     )
 
 
+def _last_event_id(request: Request[Any, Any, Any], after: int | None) -> int:
+    """Where a reconnecting stream resumes: ``after``, else the ``Last-Event-ID`` header
+    that EventSource sends by itself (a message id; anything else means from now)."""
+    if after is not None:
+        return after
+    header = request.headers.get("last-event-id", "")
+    if not header.isdigit() or len(header) > 18:
+        return 0
+    return min(int(header), MAX_ROW_ID)  # past the last possible id: nothing to replay
+
+
 @get("/stream", public=True, media_type="text/event-stream")
 async def contact_stream(
+    request: Request[Any, Any, Any],
     gateway: CurrentGateway,
-    token: Annotated[str, QueryParameter(min_length=1, max_length=4096)],
+    token: StreamTokenParam,
     max_seconds: Annotated[
         int, QueryParameter(ge=1, le=3600, description="End the stream after this long.")
     ] = 300,
     once: Annotated[bool, QueryParameter(description="End after the first message.")] = False,
+    after: Annotated[
+        int | None,
+        QueryParameter(
+            ge=0, le=MAX_ROW_ID, description="Replay messages after this id (as Last-Event-ID)."
+        ),
+    ] = None,
 ) -> ServerSentEvent:
     """The contact's live_chat messages as Server-Sent Events (no API key: ``token``)."""
-    account_id, contact_id = stream.verify(gateway, token)
-    hub = delivery_for(gateway).hub
-    queue = hub.subscribe(account_id, contact_id)
+    _refuse_null(request, "after")
+    account_id, contact_id = await stream.verify(gateway, token)
+    resume = _last_event_id(request, after)
+    cap = int(gateway.settings.product("chat").settings.get("stream_max_seconds", 3600))
+    lifetime = min(max_seconds, cap)
+    bus = delivery_for(gateway).bus
+    queue = await bus.subscribe(account_id, contact_id)
+    try:
+        backlog: list[Message] = []
+        if resume:
+            async with gateway.database.transaction() as session:
+                chat = Chat(session, account_id, gateway.webhooks)
+                backlog = await chat.stream_backlog(contact_id, resume, REPLAY_LIMIT)
+    except BaseException:
+        await bus.unsubscribe(account_id, contact_id, queue)
+        raise
 
     async def events() -> AsyncIterator[ServerSentEventMessage]:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + max_seconds
+        deadline = loop.time() + lifetime
         try:
             yield ServerSentEventMessage(
                 event="ready", data=msgspec.json.encode({"contact_id": contact_id}).decode()
             )
+            replayed = {message.id for message in backlog}
+            for message in backlog:
+                yield _event(message)
+                if once:
+                    return
             while (remaining := deadline - loop.time()) > 0:
                 try:
-                    message = await asyncio.wait_for(queue.get(), min(remaining, 15.0))
+                    live = await asyncio.wait_for(queue.get(), min(remaining, 15.0))
                 except TimeoutError:
                     if deadline - loop.time() > 0:
                         yield ServerSentEventMessage(comment="keep-alive")
                     continue
-                yield _event(message)
+                if live.id <= resume or live.id in replayed:
+                    continue  # a retried send of a message the client has already
+                yield _event(live)
                 if once:
                     return
         finally:
-            hub.unsubscribe(account_id, contact_id, queue)
+            await bus.unsubscribe(account_id, contact_id, queue)
 
     return ServerSentEvent(events())
+
+
+@post("/stream/messages", public=True)
+async def contact_writes(
+    data: JSONBody[schemas.ContactMessageCreate], gateway: CurrentGateway, token: StreamTokenParam
+) -> schemas.Message:
+    """A message from the live_chat contact, authenticated like the stream by ``token``
+    (no API key). It arrives as an incoming message."""
+    account_id, contact_id = await stream.verify(gateway, token)
+    content = _text(data.content, "content")
+    async with gateway.database.transaction() as session:
+        chat = Chat(session, account_id, gateway.webhooks)
+        return await chat.contact_writes(contact_id, content, data.conversation_id)
 
 
 # Agents and inboxes -------------------------------------------------------------------
@@ -299,6 +362,7 @@ ROUTES = [
     get_contact,
     create_stream_token,
     contact_stream,
+    contact_writes,
     list_agents,
     create_agent,
     list_inboxes,

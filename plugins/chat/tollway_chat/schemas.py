@@ -189,6 +189,13 @@ class InboxList(msgspec.Struct):
     data: list[Inbox]
 
 
+class ContactMessageCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """A live_chat contact writing in (``POST /v1/chat/stream/messages``)."""
+
+    content: Content
+    conversation_id: RowId | None = None
+
+
 class StreamToken(msgspec.Struct):
     """A contact's credential for ``GET /v1/chat/stream?token=...``."""
 

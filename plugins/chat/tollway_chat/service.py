@@ -119,10 +119,26 @@ class Chat:
         )
 
     async def _page(
-        self, query: Select[Any], order: Sequence[Any], offset: int, limit: int
+        self,
+        model: type[Contact | Conversation | Message],
+        conditions: Sequence[ColumnElement[bool]],
+        order: Sequence[Any],
+        offset: int,
+        limit: int,
+        *columns: Any,
     ) -> tuple[list[Any], int]:
-        total = await self.session.scalar(select(func.count()).select_from(query.subquery()))
-        rows = await self.session.execute(query.order_by(*order).offset(offset).limit(limit))
+        """A page of ``model`` rows (with ``columns``) and the exact total. The page's
+        ids are chosen on the table alone, which an index can serve, and only those
+        rows are loaded with their joined relationships and ``columns``."""
+        total = await self.session.scalar(
+            select(func.count()).select_from(model).where(*conditions)
+        )
+        page = (
+            select(model.id).where(*conditions).order_by(*order).offset(offset).limit(limit)
+        ).subquery()
+        rows = await self.session.execute(
+            select(model, *columns).join(page, page.c.id == model.id).order_by(*order)
+        )
         return list(rows.unique().all()), total or 0
 
     # Conversations ------------------------------------------------------------------
@@ -150,7 +166,8 @@ class Chat:
         if agent_id is not None:
             conditions.append(Conversation.agent_id == agent_id)
         rows, total = await self._page(
-            select(Conversation).where(*conditions),
+            Conversation,
+            conditions,
             [Conversation.last_activity_at.desc(), Conversation.id.desc()],
             offset,
             limit,
@@ -239,10 +256,7 @@ class Chat:
     ) -> tuple[list[schemas.Message], int]:
         await self.conversation(conversation_id)
         rows, total = await self._page(
-            select(Message).where(Message.conversation_id == conversation_id),
-            [Message.id],
-            offset,
-            limit,
+            Message, [Message.conversation_id == conversation_id], [Message.id], offset, limit
         )
         return [message_view(row[0]) for row in rows], total
 
@@ -267,6 +281,66 @@ class Chat:
             conversation_id, content, private=False, contact=conversation.contact, at=utcnow()
         )
 
+    async def contact_writes(
+        self, contact_id: int, content: str, conversation_id: int | None
+    ) -> schemas.Message:
+        """An incoming message from a live_chat contact (``POST /v1/chat/stream/messages``)
+        in ``conversation_id``, else in the contact's most recently active live_chat
+        conversation. A resolved conversation opens again, as it would for an email."""
+        query = (
+            select(Conversation)
+            .join(Inbox, Inbox.id == Conversation.inbox_id)
+            .where(
+                Conversation.account_id == self.account_id,
+                Conversation.contact_id == contact_id,
+                Inbox.channel_type == "live_chat",
+            )
+            .execution_options(populate_existing=True)
+        )
+        if conversation_id is not None:
+            conversation = await self.session.scalar(
+                query.where(Conversation.id == conversation_id)
+            )
+            if conversation is None:
+                raise NotFound(f"Conversation {conversation_id} not found")
+        else:
+            conversation = await self.session.scalar(
+                query.order_by(Conversation.last_activity_at.desc(), Conversation.id.desc())
+            )
+            if conversation is None:
+                raise UnprocessableEntity(
+                    "The contact has no live_chat conversation; the account starts one with "
+                    "POST /v1/chat/conversations"
+                )
+        if conversation.status == "resolved":
+            conversation.status, conversation.updated_at = "open", utcnow()
+            await self.session.flush()
+            await self._emit(CONVERSATION_UPDATED, conversation_view(conversation))
+        return await self._add_message(
+            conversation.id, content, private=False, contact=conversation.contact, at=utcnow()
+        )
+
+    async def stream_backlog(self, contact_id: int, after_id: int, limit: int) -> list[Message]:
+        """The contact's live_chat messages after ``after_id``, oldest first: what a
+        stream reconnecting with ``Last-Event-ID`` missed."""
+        return list(
+            await self.session.scalars(
+                select(Message)
+                .join(Conversation, Conversation.id == Message.conversation_id)
+                .join(Inbox, Inbox.id == Conversation.inbox_id)
+                .where(
+                    Message.account_id == self.account_id,
+                    Conversation.contact_id == contact_id,
+                    Inbox.channel_type == "live_chat",
+                    Message.type == "outgoing",
+                    Message.private.is_(False),
+                    Message.id > after_id,
+                )
+                .order_by(Message.id)
+                .limit(limit)
+            )
+        )
+
     async def _add_message(
         self,
         conversation_id: int,
@@ -287,9 +361,10 @@ class Chat:
             agent_id=agent.id if agent else None,
             contact_id=contact.id if contact else None,
             created_at=at,
-            delivery_status=None if incoming or private else "pending",
             delivery_attempts=0,
         )
+        if not (incoming or private):
+            message.delivery_status, message.delivery_due_at = "pending", at
         self.session.add(message)
         # An incoming message is unread until an agent writes in the conversation.
         unread = Conversation.unread_count + 1 if incoming else 0
@@ -326,10 +401,10 @@ class Chat:
     async def list_contacts(
         self, q: str, *, offset: int, limit: int
     ) -> tuple[list[schemas.Contact], int]:
-        query = self._contacts()
+        conditions: list[ColumnElement[bool]] = [Contact.account_id == self.account_id]
         if q:
             pattern = f"%{escape_like(q)}%"
-            query = query.where(
+            conditions.append(
                 or_(
                     *(
                         column.ilike(pattern, escape="\\")
@@ -337,7 +412,9 @@ class Chat:
                     )
                 )
             )
-        rows, total = await self._page(query, [Contact.id], offset, limit)
+        rows, total = await self._page(
+            Contact, conditions, [Contact.id], offset, limit, _conversation_count()
+        )
         return [self._contact_view(contact, count) for contact, count in rows], total
 
     async def contact(self, contact_id: int) -> schemas.Contact:
