@@ -26,6 +26,8 @@ def tests(session: nox.Session) -> None:
     """The whole suite: SQLite + memory limiter, then PostgreSQL + Redis (both in one
     run: backend fixtures are parametrized), contract tests included."""
     install(session, "test")
+    # The background removal tests use the real U²-Net-p weights (idempotent).
+    session.run("tollway", "models", "fetch")
     session.run("pytest", *session.posargs)
 
 
@@ -49,13 +51,21 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Gateway overhead against a bare Litestar route and the public QR API against
-    raw segno (both driven by wrk), and webhook delivery latency and throughput; see
-    bench/ and docs/benchmarks.md."""
-    install(session, "test")
+    """Gateway overhead against a bare Litestar route, the public QR API against raw
+    segno and the chat API against the trivial route (driven by wrk), webhook
+    delivery latency and throughput, background removal through the API against
+    rembg called directly, scale-out from 1 to 2 processes with the Redis limiter's
+    round trips, and a 10-minute soak of a gateway + worker deployment; see bench/
+    and docs/benchmarks.md. Results go to bench/results/."""
+    install(session, "test", "bench")
     session.run("python", "bench/run.py", *session.posargs)
     session.run("python", "bench/qr.py")
     session.run("python", "bench/webhooks.py")
+    session.run("python", "bench/chat.py")
+    session.run("tollway", "models", "fetch")
+    session.run("python", "bench/removebg.py")
+    session.run("python", "bench/scale.py")
+    session.run("python", "bench/soak.py", "--minutes", "10")
 
 
 @nox.session

@@ -8,15 +8,22 @@ under ``CI=true``.
 Settings: ``TOLLWAY_TEST_POSTGRES_URL`` (default the local ``test`` database, used to
 create a throwaway database per session), ``TOLLWAY_TEST_REDIS_URL``, and
 ``TOLLWAY_TEST_BACKENDS`` (``sqlite``, ``postgresql`` or both, comma-separated).
+
+A plugin whose product needs settings to run in tests at all (a model file, say)
+implements the pytest hook ``pytest_tollway_product_settings`` in a pytest plugin of
+its own; :func:`product_test_settings` collects the answers (the contract tests use
+it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
@@ -44,6 +51,34 @@ BACKENDS = [
     for name in os.environ.get("TOLLWAY_TEST_BACKENDS", "sqlite,postgresql").split(",")
     if name.strip()
 ]
+
+
+class _ProductSettingsSpec:
+    @staticmethod
+    @pytest.hookspec
+    def pytest_tollway_product_settings(
+        product: str, tmp_path_factory: pytest.TempPathFactory
+    ) -> dict[str, Any] | None:
+        """``[products.<product>.settings]`` the product needs in a test gateway, or
+        ``None`` for another plugin's product."""
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(_ProductSettingsSpec)
+
+
+def product_test_settings(
+    config: pytest.Config, product: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    """What every ``pytest_tollway_product_settings`` implementation answers for
+    ``product``, merged."""
+    merged: dict[str, Any] = {}
+    answers = config.hook.pytest_tollway_product_settings(
+        product=product, tmp_path_factory=tmp_path_factory
+    )
+    for answer in reversed(answers):
+        merged.update(answer)
+    return merged
 
 
 def unavailable(reason: str) -> None:
@@ -158,10 +193,12 @@ async def gateway_factory(backend: Backend) -> AsyncIterator[GatewayFactory]:
         elif isolated:
             database_url = await _create_postgres_database()
             own_databases.append(database_url)
+        namespace = secrets.token_hex(6)
         options: dict[str, Any] = {
             "database_url": database_url,
             "redis_url": backend.redis_url,
-            "rate_limit_prefix": f"tollway-test:{secrets.token_hex(6)}:",
+            "rate_limit_prefix": f"tollway-test:{namespace}:",
+            "job_queue_name": f"tollway-test-{namespace}",
             "demo": False,
         }
         options.update(overrides)
@@ -255,6 +292,66 @@ class RedisServer:
             client.close()
 
 
+class PostgresServer:
+    """A throwaway PostgreSQL cluster (``initdb`` in a temporary directory, trust auth,
+    127.0.0.1 on a free port) a test may stop and start: never the shared server.
+    Run as the ``postgres`` system user when the test runs as root, as initdb
+    requires."""
+
+    def __init__(self, directory: Path, port: int, bin_dir: Path) -> None:
+        self.directory = directory
+        self.port = port
+        self.bin_dir = bin_dir
+        self.url = f"postgresql+asyncpg://postgres@127.0.0.1:{port}/postgres"
+
+    def _run(self, *command: str) -> None:
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run(
+            [*prefix, *command], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+
+    def init(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            shutil.chown(self.directory, "postgres", "postgres")
+        data = str(self.directory / "data")
+        self._run(
+            str(self.bin_dir / "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"
+        )
+
+    def start(self) -> None:
+        data = self.directory / "data"
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.directory} -F"
+        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        """``fast`` drops connections like a restart does; ``immediate`` like a crash."""
+        data = self.directory / "data"
+        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(data), "-m", mode, "-w", "stop")
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[PostgresServer]:
+    """A private, running PostgreSQL cluster on a free port, removed afterwards."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    initdb = shutil.which("initdb")
+    bin_dir = Path(initdb).parent if initdb else (found[-1].parent if found else None)
+    if bin_dir is None:
+        unavailable("PostgreSQL's initdb is not installed")
+    assert bin_dir is not None
+    # Not under pytest's temporary directory: the postgres user cannot enter it.
+    directory = Path(tempfile.mkdtemp(prefix="tollway-postgres-"))
+    server = PostgresServer(directory, free_port(), bin_dir)
+    try:
+        server.init()
+        server.start()
+        yield server
+        with contextlib.suppress(subprocess.CalledProcessError):
+            server.stop("immediate")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 @pytest.fixture
 def own_redis() -> Iterator[RedisServer]:
     """A private, running ``redis-server`` on a free port, stopped afterwards."""
@@ -290,3 +387,129 @@ async def webhook_receiver(
     await server.start()
     yield server
     await server.stop()
+
+
+def deployment_settings(gateway: Gateway) -> dict[str, Any]:
+    """Settings under which a :class:`GatewayProcess` or :class:`WorkerProcess` joins
+    ``gateway``'s deployment: the same database, Redis, rate limit namespace and job
+    queue."""
+    settings = gateway.settings
+    joined: dict[str, Any] = {
+        "database_url": settings.database_url,
+        "rate_limit_prefix": settings.rate_limit_prefix,
+        "job_queue_name": settings.job_queue_name,
+    }
+    if settings.redis_url:
+        joined["redis_url"] = settings.redis_url
+    return joined
+
+
+class GatewayProcess:
+    """``tollway serve`` in a process of its own, on a free port of 127.0.0.1, for tests
+    whose behaviour crosses processes. ``settings`` become ``TOLLWAY_*`` variables (the
+    test's own ``TOLLWAY_*`` environment is left out), ``config`` is a TOML file. Use it
+    as a context manager, or :meth:`start` and :meth:`stop` (SIGTERM, then SIGKILL) or
+    :meth:`kill` (SIGKILL)."""
+
+    command = "serve"
+
+    def __init__(
+        self,
+        *,
+        plugins: Iterable[str] | None = None,
+        cwd: Path | None = None,
+        config: Path | None = None,
+        ready_path: str = "/healthz",
+        **settings: Any,
+    ) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.ready_path = ready_path
+        env = {key: value for key, value in os.environ.items() if not key.startswith("TOLLWAY_")}
+        env["TOLLWAY_DEMO"] = "false"
+        if config is not None:
+            env["TOLLWAY_CONFIG"] = str(config)
+        for name, value in settings.items():
+            env[f"TOLLWAY_{name.upper()}"] = str(value)
+        self._env = env
+        self._arguments = self._command_arguments()
+        if plugins is not None:
+            self._arguments += ["--plugins", ",".join(plugins)]
+        self._cwd = cwd
+        self.process: subprocess.Popen[bytes] | None = None
+        # Open for the object's life: tests read the log after the process ended.
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115
+
+    def _command_arguments(self) -> list[str]:
+        return ["serve", "--host", "127.0.0.1", "--port", str(self.port)]
+
+    @property
+    def log(self) -> str:
+        """What the process wrote to stderr so far."""
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")
+
+    def start(self, timeout: float = 60.0) -> GatewayProcess:
+        binary = shutil.which("tollway")
+        if binary is None:
+            raise RuntimeError("the tollway command is not installed")
+        self.process = subprocess.Popen(
+            [binary, *self._arguments],
+            env=self._env,
+            cwd=self._cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"tollway {self.command} exited with {self.process.returncode}:\n{self.log}"
+                )
+            if self._ready():
+                return self
+            if time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"tollway {self.command} not ready within {timeout} s")
+            time.sleep(0.1)
+
+    def _ready(self) -> bool:
+        try:
+            httpx.get(f"{self.url}{self.ready_path}", timeout=2)
+        except httpx.TransportError:
+            return False
+        return True
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def __enter__(self) -> GatewayProcess:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class WorkerProcess(GatewayProcess):
+    """``tollway worker`` in a process of its own (same settings as
+    :class:`GatewayProcess`); ready once it says so on stderr."""
+
+    command = "worker"
+
+    def _command_arguments(self) -> list[str]:
+        return ["worker"]
+
+    def _ready(self) -> bool:
+        return "worker ready" in self.log

@@ -20,6 +20,7 @@ import schemathesis
 from schemathesis.config import SchemathesisConfig
 from schemathesis.core.errors import LoaderError
 from schemathesis.engine import Status, StopReason, events, from_schema
+from schemathesis.python import asgi as asgi_lifespans
 
 from tollway_harness.contracts import (
     ContractError,
@@ -322,8 +323,15 @@ def run_contract(
         schema.app = app
 
     collector = _Collector(report)
-    for event in from_schema(schema).execute():
-        collector.handle(event)
+    try:
+        for event in from_schema(schema).execute():
+            collector.handle(event)
+    finally:
+        if app is not None:
+            # schemathesis keeps an in-process app's lifespan running for the rest of
+            # the process; end it with the run, or the app's background tasks (a
+            # gateway's pollers) outlive it and keep working on its database.
+            asgi_lifespans.shutdown_lifespans()
     _post_checks(
         collector,
         ops,
