@@ -1,14 +1,17 @@
-"""The two ASGI apps the gateway overhead benchmark serves, as granian factories.
+"""The ASGI apps the benchmarks serve, as granian factories.
 
-Both serve the same trivial handler at the same path, ``GET /v1/bench/ping`` ->
-``{"ok": true}``:
+The gateway overhead benchmark's two serve the same trivial handler at the same path,
+``GET /v1/bench/ping`` -> ``{"ok": true}``:
 
 * ``apps:bare_app`` - a plain Litestar app with that one route, no tollway at all;
 * ``apps:gateway_app`` - a tollway gateway whose only product is :class:`BenchPlugin`,
   so every request runs the whole pipeline: key auth (cached), subscription, scope,
   rate limit (a quota that never trips) and the response headers.
 
-The gateway factory reads its settings from the ``TOLLWAY_*`` environment like
+``apps:qr_app`` and ``apps:chat_app`` serve products for ``bench/qr.py`` and
+``bench/chat.py``; the chat one keeps the benchmark route beside the chat routes.
+
+The gateway factories read their settings from the ``TOLLWAY_*`` environment like
 ``tollway.asgi`` does (``bench/run.py`` sets them for the server subprocess), e.g.::
 
     TOLLWAY_DATABASE_URL=sqlite+aiosqlite:////tmp/x/bench.db TOLLWAY_PLUGINS=bench \\
@@ -18,12 +21,15 @@ The gateway factory reads its settings from the ``TOLLWAY_*`` environment like
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from litestar import Litestar, get
 
 from tollway import Gateway, Plan, Product, hookimpl, load_settings
 from tollway.app import create_app
+
+if TYPE_CHECKING:
+    from tollway_chat.channels import OutboundMessage
 
 PRODUCT = "bench"
 PREFIX = "/v1/bench"
@@ -82,3 +88,28 @@ def qr_app() -> Litestar:
     ``tollway.asgi`` builds it, as a factory, with ``TOLLWAY_PLUGINS=qr`` and a
     ``TOLLWAY_CONFIG`` lifting the anonymous tier's limits set by the caller."""
     return create_app(Gateway(load_settings()))
+
+
+class AcceptingChannel:
+    """A channel whose every send succeeds at once, as ``live_chat`` does when the
+    contact has a stream open: delivery costs its job (load, send, record), no more."""
+
+    async def send(self, message: OutboundMessage) -> None:
+        return None
+
+
+class AcceptingChannelPlugin:
+    """Sends the messages of ``live_chat`` inboxes through :class:`AcceptingChannel`
+    (the chat plugin's own channels are ``trylast``, so this one wins)."""
+
+    @hookimpl
+    def tollway_chat_channel(self, channel_type: str, gateway: Gateway) -> object | None:
+        return AcceptingChannel() if channel_type == "live_chat" else None
+
+
+def chat_app() -> Litestar:
+    """The chat benchmark's app (``bench/chat.py``): the gateway with ``chat`` and the
+    benchmark route (``TOLLWAY_PLUGINS=bench,chat``), so the trivial-route baseline is
+    served by the same process, database and rate limiter as the chat routes."""
+    extra = [*plugins(), ("bench-accepting-channel", AcceptingChannelPlugin())]
+    return create_app(Gateway(load_settings(), extra_plugins=extra))

@@ -1,11 +1,12 @@
-"""Driving wrk and reading its report."""
+"""Driving wrk and reading its report; the event loop of in-process load."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 _UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
@@ -42,19 +43,22 @@ def run_wrk(
     connections: int,
     headers: dict[str, str],
     threads: int = 1,
+    timeout: float | None = None,
 ) -> Measurement:
-    """One wrk run against ``url``; every response must be a 2xx."""
+    """One wrk run against ``url``; every response must be a 2xx. ``timeout`` is wrk's
+    per-request timeout in seconds (``None``: wrk's own 2 s)."""
     command = [
         wrk_path(),
         f"-t{threads}",
         f"-c{connections}",
         f"-d{max(1, round(duration))}s",
+        *([f"--timeout={max(1, round(timeout))}s"] if timeout is not None else []),
         "--latency",
         *(item for name, value in headers.items() for item in ("-H", f"{name}: {value}")),
         url,
     ]
     done = subprocess.run(
-        command, capture_output=True, text=True, timeout=duration + 60, check=False
+        command, capture_output=True, text=True, timeout=duration + (timeout or 2) + 60, check=False
     )
     if done.returncode != 0:
         raise LoadError(f"wrk exited with {done.returncode}: {done.stderr.strip()}")
@@ -118,3 +122,13 @@ def run_wrk_script(
     if done.returncode != 0:
         raise LoadError(f"wrk exited with {done.returncode}: {done.stderr.strip()}")
     return parse(done.stdout)
+
+
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop, as the servers run (granian's ``--loop auto``), when
+    installed; for ``asyncio.Runner(loop_factory=...)``."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop

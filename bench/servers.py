@@ -36,12 +36,13 @@ def free_port() -> int:
 ServerKind = Literal["granian", "uvicorn"]
 
 
-def server_command(kind: ServerKind, target: str, port: int) -> list[str]:
-    """The server from this interpreter's environment on factory ``target``: one ASGI
-    worker, no access log (uvicorn as ``tollway serve --server uvicorn`` runs it)."""
+def server_command(kind: ServerKind, target: str, port: int, workers: int = 1) -> list[str]:
+    """The server from this interpreter's environment on factory ``target``: ``workers``
+    ASGI worker processes, no access log (uvicorn as ``tollway serve --server uvicorn``
+    runs it)."""
     script = Path(sys.executable).parent / kind
     launcher = [str(script)] if script.exists() else [sys.executable, "-m", kind]
-    common = ["--host", HOST, "--port", str(port), "--workers", "1", "--factory", target]
+    common = ["--host", HOST, "--port", str(port), "--workers", str(workers), "--factory", target]
     if kind == "granian":
         return [
             *launcher,
@@ -83,7 +84,7 @@ class Server:
     """``granian|uvicorn ... --factory <target>`` on a free port; a context manager.
 
     The server runs in a new session, so stopping it signals its whole process group
-    (granian's supervisor and its worker) and nothing else.
+    (granian's supervisor and its workers) and nothing else.
     """
 
     def __init__(
@@ -93,10 +94,12 @@ class Server:
         env: Mapping[str, str],
         log_dir: Path,
         kind: ServerKind = "granian",
+        workers: int = 1,
     ) -> None:
         self.name = name
         self.target = target
         self.kind: ServerKind = kind
+        self.workers = workers
         self.env = clean_environment(env)
         self.log_path = log_dir / f"{name}.log"
         self.port = 0
@@ -105,12 +108,17 @@ class Server:
     def url(self, path: str) -> str:
         return f"http://{HOST}:{self.port}{path}"
 
+    @property
+    def pid(self) -> int | None:
+        """The server's main process (granian's supervisor), while it runs."""
+        return self._process.pid if self._process is not None else None
+
     def start(self, probe_path: str, headers: Mapping[str, str], timeout: float = 60.0) -> None:
         """Start the server and wait until ``probe_path`` answers 200."""
         self.port = free_port()
         with self.log_path.open("wb") as log:
             self._process = subprocess.Popen(
-                server_command(self.kind, self.target, self.port),
+                server_command(self.kind, self.target, self.port, self.workers),
                 env=self.env,
                 cwd=BENCH_DIR,
                 stdin=subprocess.DEVNULL,
