@@ -133,9 +133,12 @@ async def removebg_setup(
     plan: str = "pro",
     credits: int | None = None,
     settings: dict[str, Any] | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[Setup]:
+    """A gateway with the tiny model: ``settings`` are removebg's, ``overrides`` the
+    gateway's."""
     products = tiny_settings(model, credits=credits, **(settings or {}))
-    gateway = await factory(plugins=["removebg"], products=products)
+    gateway = await factory(plugins=["removebg"], products=products, **overrides)
     owner = await tenant(gateway, "acme", plan=plan)
     other = await tenant(gateway, "globex", plan=plan)
     async with gateway_client(gateway) as client:

@@ -19,7 +19,7 @@ from removebg_setup import Setup, encoded, picture, removebg_setup, scene, tenan
 from tollway import Gateway
 from tollway.app import create_app
 from tollway.db import utcnow
-from tollway.testing import GatewayFactory, gateway_client
+from tollway.testing import GatewayFactory, RedisServer, gateway_client
 from tollway_removebg import batch
 from tollway_removebg.service import service_for
 
@@ -120,8 +120,9 @@ async def test_running_a_job_again_charges_nothing_twice(
         submitted = await setup.post("/batch", {"images": images}, expect=202)
         first = await _finished(setup, submitted["job_id"])
         service = service_for(setup.gateway)
-        await batch.run(service, submitted["job_id"])  # a redelivered job
-        await setup.gateway.jobs.enqueue(batch.JOB, job_id=submitted["job_id"])
+        stale = "0" * 32  # redelivered jobs: their lease is gone with the batch done
+        await batch.run(service, submitted["job_id"], stale)
+        await setup.gateway.jobs.enqueue(batch.JOB, job_id=submitted["job_id"], lease_token=stale)
         await asyncio.sleep(0.3)
         again = await setup.get(f"/batch/{submitted['job_id']}")
         quota = await setup.get("/quota")
@@ -216,12 +217,12 @@ async def test_a_full_batch_of_100_is_accepted(
     assert [item["id"] for item in job["items"]] == [f"i{n}" for n in range(100)]
 
 
-async def test_a_batch_cut_off_by_a_stopped_process_is_resumed_at_the_next_start(
+async def test_a_batch_cut_off_by_a_stopped_process_is_taken_up_once_its_lease_lapses(
     gateway_factory: GatewayFactory, removebg_tiny_model: Path, image_server: ImageServer
 ) -> None:
     image_server.pages["/a.png"] = Page(body=picture())
     images = [{"url": image_server.url("/a.png")}, {"url": image_server.url("/gone")}]
-    products = tiny_settings(removebg_tiny_model, **PRIVATE)
+    products = tiny_settings(removebg_tiny_model, batch_lease=1, batch_poll_interval=0.2, **PRIVATE)
     first = await gateway_factory(plugins=["removebg"], products=products)
     owner = await tenant(first, "acme", plan="pro")
     # The first process accepts the batch, but its in-process queue never runs it (its
@@ -240,4 +241,31 @@ async def test_a_batch_cut_off_by_a_stopped_process_is_resumed_at_the_next_start
         job = await _finished(setup, job_id)
         quota = await setup.get("/quota")
     assert (job["status"], job["completed"], job["failed"]) == ("completed", 1, 1)
+    assert (quota["credits_used"], quota["credits_reserved"]) == (1, 0)
+
+
+async def test_a_batch_that_could_not_be_queued_is_queued_by_the_next_poll(
+    gateway_factory: GatewayFactory,
+    removebg_tiny_model: Path,
+    image_server: ImageServer,
+    own_redis: RedisServer,
+) -> None:
+    image_server.pages["/a.png"] = Page(body=picture())
+    images = [{"url": image_server.url("/a.png")}]
+    settings = {**PRIVATE, "batch_poll_interval": 0.2}
+    async with removebg_setup(
+        gateway_factory,
+        removebg_tiny_model,
+        settings=settings,
+        redis_url=own_redis.url,
+        job_queue="redis",
+    ) as setup:
+        own_redis.stop()  # the job queue is away when the batch is accepted
+        submitted = await setup.post("/batch", {"images": images}, expect=202)
+        await asyncio.sleep(0.5)
+        assert (await setup.get(f"/batch/{submitted['job_id']}"))["status"] == "processing"
+        own_redis.start()
+        job = await _finished(setup, submitted["job_id"])
+        quota = await setup.get("/quota")
+    assert (job["status"], job["completed"], job["credits_used"]) == ("completed", 1, 1)
     assert (quota["credits_used"], quota["credits_reserved"]) == (1, 0)

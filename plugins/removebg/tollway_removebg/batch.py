@@ -1,10 +1,17 @@
 """Batch jobs: up to 100 image URLs, processed in the background.
 
 Submitting checks every URL, reserves one credit per image (402 if the plan's credits
-cannot cover them all) and writes the job and its items in that same transaction;
-once it commits, job ``removebg.batch`` (``gateway.jobs``) gets the job id. The job
-fetches up to four images at a time and cuts them out one by one on the model's
-thread. Each item ends in one transaction that moves it from ``pending`` to
+cannot cover them all) and writes the job and its items in that same transaction,
+the job leased to a fresh token (:mod:`tollway.outbox`); once it commits, job
+``removebg.batch`` (``gateway.jobs``) gets the job id and the token. The job renews
+the lease while it runs (every third of ``batch_lease``) and stops taking items if it
+loses it. A batch no process holds is found by every process's poll
+(``batch_poll_interval``) and queued again: one whose process died before queueing
+it or while running it, after its lease lapsed; one whose queueing failed, at once.
+A job whose token no longer holds its batch does nothing.
+
+The job fetches up to four images at a time and cuts them out one by one on the
+model's thread. Each item ends in one transaction that moves it from ``pending`` to
 ``completed`` (storing the result, charging its credit) or ``failed`` (giving the
 credit back); the move is conditional on ``pending``, so a job that runs again
 charges nothing twice. When no item is pending the job is ``completed``, or
@@ -14,17 +21,26 @@ charges nothing twice. When no item is pending the job is ``completed``, or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from typing import Any, Final
+import secrets
+import weakref
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy import select, update
 
 from tollway import ApiError, BadRequest, Caller, NotFound
+from tollway.db import utcnow
+from tollway.outbox import LeasedColumns, Poller, claim_due, renew
 from tollway_removebg import quota, results, schemas
 from tollway_removebg.fetch import check_image_url
 from tollway_removebg.images import Rendered, parse_colour
 from tollway_removebg.models import Job, JobItem, Result
 from tollway_removebg.service import Options, RemoveBg, colour, credits_limit, no_credits
+
+if TYPE_CHECKING:
+    from tollway import Gateway
 
 log = logging.getLogger("tollway.removebg")
 
@@ -34,6 +50,16 @@ PROCESSING: Final = "processing"
 COMPLETED: Final = "completed"
 FAILED: Final = "failed"
 FETCH_CONCURRENCY = 4
+CLAIM_BATCH = 10
+
+LEASED = LeasedColumns(
+    model=Job,
+    id=Job.id,
+    pending=Job.status == PROCESSING,
+    due_at=Job.created_at,  # a batch nobody holds is due at once
+    lease_until=Job.lease_until,
+    lease_token=Job.lease_token,
+)
 
 
 class _AlreadySettled(Exception):
@@ -58,6 +84,7 @@ async def submit(
     references = _references(data.images)
     bg_color = colour(data.bg_color)
     account_id = caller.principal.account_id
+    lease_token = secrets.token_hex(16)
     now = service.clock()
     period = quota.period_of(now)
     total = len(data.images)
@@ -76,6 +103,8 @@ async def submit(
         bg_color=None if bg_color is None else "#{:02x}{:02x}{:02x}".format(*bg_color),
         base_url=service.base_url(request_base),
         created_at=now,
+        lease_until=utcnow() + _lease(service),
+        lease_token=lease_token,
     )
     async with service.database.transaction() as session:
         if not await quota.reserve(session, account_id, period, total, credits_limit(caller)):
@@ -90,7 +119,13 @@ async def submit(
                 zip(references, data.images, strict=True), start=1
             )
         )
-    await service.gateway.jobs.enqueue(JOB, job_id=job.id)
+    try:
+        await service.gateway.jobs.enqueue(JOB, job_id=job.id, lease_token=lease_token)
+    except Exception:
+        # The batch is stored: let its lease go so that the next poll queues it.
+        log.exception("could not queue batch %s; the next poll will", job.id)
+        with contextlib.suppress(Exception):
+            await _let_go(service, [job.id], lease_token)
     return schemas.BatchSubmitted(
         job_id=job.id,
         status=PROCESSING,
@@ -157,22 +192,58 @@ async def status(service: RemoveBg, caller: Caller, job_id: str) -> schemas.Batc
 # The job ----------------------------------------------------------------------------
 
 
-async def resume_interrupted(service: RemoveBg) -> int:
-    """Enqueue every job still ``processing``: with the in-process queue, the jobs of a
-    process that stopped or died went with it, and this process is now the only one.
-    (Items already settled stay settled; only pending ones are processed.)"""
-    async with service.database.transaction() as session:
-        interrupted = list(await session.scalars(select(Job.id).where(Job.status == PROCESSING)))
-    for job_id in interrupted:
-        await service.gateway.jobs.enqueue(JOB, job_id=job_id)
-    if interrupted:
-        log.info("resumed %d interrupted background removal batch(es)", len(interrupted))
-    return len(interrupted)
+def _lease(service: RemoveBg) -> timedelta:
+    return timedelta(seconds=service.settings.batch_lease)
 
 
-async def run(service: RemoveBg, job_id: str) -> None:
-    """Job ``removebg.batch``: every pending item of ``job_id``, then the verdict."""
+async def _let_go(service: RemoveBg, job_ids: list[str], lease_token: str) -> None:
+    """Release the lease ``lease_token`` holds on ``job_ids`` (they were not queued)."""
     async with service.database.transaction() as session:
+        await session.execute(
+            update(Job)
+            .where(Job.id.in_(job_ids), Job.lease_token == lease_token)
+            .values(LEASED.released())
+        )
+
+
+_pollers: weakref.WeakKeyDictionary[Any, Poller] = weakref.WeakKeyDictionary()
+
+
+def poller_for(gateway: Gateway, service: RemoveBg) -> Poller:
+    """The gateway's poll for batches no process holds (one per gateway)."""
+    poller = _pollers.get(gateway)
+    if poller is None:
+
+        async def queue_unheld() -> int:
+            token, claimed = await claim_due(
+                service.database, LEASED, lease=_lease(service), limit=CLAIM_BATCH
+            )
+            for position, job_id in enumerate(claimed):
+                log.info("queueing batch %s, which no process held", job_id)
+                try:
+                    await service.gateway.jobs.enqueue(JOB, job_id=job_id, lease_token=token)
+                except Exception:
+                    await _let_go(service, claimed[position:], token)  # for the next poll
+                    raise
+            return len(claimed)
+
+        poller = _pollers[gateway] = Poller(
+            "tollway-removebg-batches",
+            queue_unheld,
+            interval=service.settings.batch_poll_interval,
+            batch=CLAIM_BATCH,
+        )
+    return poller
+
+
+async def run(service: RemoveBg, job_id: str, lease_token: str) -> None:
+    """Job ``removebg.batch``: every pending item of ``job_id``, then the verdict, as
+    long as ``lease_token`` holds the batch."""
+    lease = _lease(service)
+    async with service.database.transaction() as session:
+        if not await renew(session, LEASED, job_id, lease_token, lease):
+            log.info("batch %s is finished or held by another run; skipped", job_id)
+            return
         job = await session.scalar(select(Job).where(Job.id == job_id))
         pending = (
             await session.scalars(
@@ -189,10 +260,24 @@ async def run(service: RemoveBg, job_id: str) -> None:
         None if job.bg_color is None else parse_colour(job.bg_color),
     )
     fetching = asyncio.Semaphore(FETCH_CONCURRENCY)
+    held = True
+
+    async def keep_lease() -> None:
+        nonlocal held
+        while held:
+            await asyncio.sleep(lease.total_seconds() / 3)
+            try:
+                async with service.database.transaction() as session:
+                    held = await renew(session, LEASED, job_id, lease_token, lease)
+            except Exception:  # the database is away: the lease may lapse meanwhile
+                log.warning("could not renew the lease on batch %s", job_id, exc_info=True)
+        log.warning("batch %s was taken over by another run; this one stops", job_id)
 
     async def one(item: JobItem) -> None:
         try:
             async with fetching:
+                if not held:
+                    return
                 source = await service.fetch(item.url)
             rendered = await service.render(source, options)
         except ApiError as error:
@@ -203,8 +288,14 @@ async def run(service: RemoveBg, job_id: str) -> None:
         else:
             await _complete(service, job, item, rendered)
 
-    await asyncio.gather(*(one(item) for item in pending))
-    await _finish(service, job)
+    keeper = asyncio.create_task(keep_lease())
+    try:
+        await asyncio.gather(*(one(item) for item in pending))
+    finally:
+        keeper.cancel()
+        await asyncio.gather(keeper, return_exceptions=True)
+    if held:
+        await _finish(service, job)
 
 
 async def _settle_item(
@@ -275,7 +366,7 @@ async def _finish(service: RemoveBg, job: Job) -> None:
         await session.execute(
             update(Job)
             .where(Job.id == job.id, Job.status == PROCESSING)
-            .values(status=verdict, finished_at=now)
+            .values(status=verdict, finished_at=now, **LEASED.released())
         )
         await session.execute(
             update(Result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from tollway.db import UTCDateTime, make_metadata
@@ -33,6 +33,7 @@ class Credits(RemoveBgBase):
 
 class Job(RemoveBgBase):
     __tablename__ = "removebg_jobs"
+    __table_args__ = (Index("ix_removebg_jobs_status_created", "status", "created_at"),)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     account_id: Mapped[int] = mapped_column(ForeignKey(Account.id, ondelete="CASCADE"), index=True)
@@ -51,6 +52,9 @@ class Job(RemoveBgBase):
     """Where result URLs of this job point (the submitting request's base URL)."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    """Until when the process running the job holds it (it renews while it runs)."""
+    lease_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 class JobItem(RemoveBgBase):

@@ -12,7 +12,6 @@ from typing import Any
 from sqlalchemy import MetaData
 
 from tollway import Gateway, Plan, Product, Segmenter, hookimpl
-from tollway.jobs import InProcessJobQueue
 from tollway_removebg import batch
 from tollway_removebg.commands import add_commands
 from tollway_removebg.models import RemoveBgBase
@@ -73,15 +72,14 @@ def tollway_register_routes(
 async def tollway_startup(gateway: Gateway) -> None:
     service = service_for(gateway)
     service.start()
-    if isinstance(gateway.jobs, InProcessJobQueue):
-        # Redis-queued jobs outlive a process (and a dead worker's are run again);
-        # in-process ones do not, so the embedded gateway takes them up at start.
-        await batch.resume_interrupted(service)
+    await batch.poller_for(gateway, service).start()
 
 
 @hookimpl
 async def tollway_shutdown(gateway: Gateway) -> None:
-    await service_for(gateway).stop()
+    service = service_for(gateway)
+    await batch.poller_for(gateway, service).stop()
+    await service.stop()
 
 
 @hookimpl

@@ -34,6 +34,11 @@ class RemoveBgSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     result_secret: str | None = None
     """Key signing result URLs; unset, a random one is made once and kept in the
     database, so every process of the deployment shares it."""
+    batch_lease: float = 60.0
+    """Seconds a process holds a running batch between renewals (every third of it):
+    a batch whose process died is taken up again this long after its last renewal."""
+    batch_poll_interval: float = 10.0
+    """Seconds between looks for batches no process holds (never queued, or cut off)."""
     public_url: str | None = None
     """Base of result URLs (``https://api.example.com``); default: the base URL of the
     request that made the result."""
@@ -41,6 +46,8 @@ class RemoveBgSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     def __post_init__(self) -> None:
         if self.fetch_timeout <= 0 or self.result_ttl <= 0 or self.max_download_bytes <= 0:
             raise ValueError("fetch_timeout, result_ttl and max_download_bytes must be > 0")
+        if self.batch_lease <= 0 or self.batch_poll_interval <= 0:
+            raise ValueError("batch_lease and batch_poll_interval must be > 0")
         if self.max_megapixels <= 0:
             raise ValueError("max_megapixels must be > 0")
 
