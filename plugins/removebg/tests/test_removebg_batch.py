@@ -20,7 +20,7 @@ from tollway import Gateway
 from tollway.app import create_app
 from tollway.db import utcnow
 from tollway.testing import GatewayFactory, RedisServer, gateway_client
-from tollway_removebg import batch
+from tollway_removebg import batch, leases
 from tollway_removebg.service import service_for
 
 PRIVATE = {"allow_private_urls": True}
@@ -122,7 +122,7 @@ async def test_running_a_job_again_charges_nothing_twice(
         service = service_for(setup.gateway)
         stale = "0" * 32  # redelivered jobs: their lease is gone with the batch done
         await batch.run(service, submitted["job_id"], stale)
-        await setup.gateway.jobs.enqueue(batch.JOB, job_id=submitted["job_id"], lease_token=stale)
+        await setup.gateway.jobs.enqueue(leases.JOB, job_id=submitted["job_id"], lease_token=stale)
         await asyncio.sleep(0.3)
         again = await setup.get(f"/batch/{submitted['job_id']}")
         quota = await setup.get("/quota")

@@ -24,42 +24,26 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import weakref
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from sqlalchemy import select, update
 
 from tollway import ApiError, BadRequest, Caller, NotFound
 from tollway.db import utcnow
-from tollway.outbox import LeasedColumns, Poller, claim_due, renew
+from tollway.outbox import renew
 from tollway_removebg import quota, results, schemas
 from tollway_removebg.fetch import check_image_url
 from tollway_removebg.images import Rendered, parse_colour
+from tollway_removebg.leases import JOB, LEASED, PROCESSING, let_go
 from tollway_removebg.models import Job, JobItem, Result
 from tollway_removebg.service import Options, RemoveBg, colour, credits_limit, no_credits
 
-if TYPE_CHECKING:
-    from tollway import Gateway
-
 log = logging.getLogger("tollway.removebg")
 
-JOB = "removebg.batch"
 PENDING: Final = "pending"
-PROCESSING: Final = "processing"
 COMPLETED: Final = "completed"
 FAILED: Final = "failed"
 FETCH_CONCURRENCY = 4
-CLAIM_BATCH = 10
-
-LEASED = LeasedColumns(
-    model=Job,
-    id=Job.id,
-    pending=Job.status == PROCESSING,
-    due_at=Job.created_at,  # a batch nobody holds is due at once
-    lease_until=Job.lease_until,
-    lease_token=Job.lease_token,
-)
 
 
 class _AlreadySettled(Exception):
@@ -103,7 +87,7 @@ async def submit(
         bg_color=None if bg_color is None else "#{:02x}{:02x}{:02x}".format(*bg_color),
         base_url=service.base_url(request_base),
         created_at=now,
-        lease_until=utcnow() + _lease(service),
+        lease_until=utcnow() + service.batch_lease,
         lease_token=lease_token,
     )
     async with service.database.transaction() as session:
@@ -125,7 +109,7 @@ async def submit(
         # The batch is stored: let its lease go so that the next poll queues it.
         log.exception("could not queue batch %s; the next poll will", job.id)
         with contextlib.suppress(Exception):
-            await _let_go(service, [job.id], lease_token)
+            await let_go(service.database, [job.id], lease_token)
     return schemas.BatchSubmitted(
         job_id=job.id,
         status=PROCESSING,
@@ -192,54 +176,10 @@ async def status(service: RemoveBg, caller: Caller, job_id: str) -> schemas.Batc
 # The job ----------------------------------------------------------------------------
 
 
-def _lease(service: RemoveBg) -> timedelta:
-    return timedelta(seconds=service.settings.batch_lease)
-
-
-async def _let_go(service: RemoveBg, job_ids: list[str], lease_token: str) -> None:
-    """Release the lease ``lease_token`` holds on ``job_ids`` (they were not queued)."""
-    async with service.database.transaction() as session:
-        await session.execute(
-            update(Job)
-            .where(Job.id.in_(job_ids), Job.lease_token == lease_token)
-            .values(LEASED.released())
-        )
-
-
-_pollers: weakref.WeakKeyDictionary[Any, Poller] = weakref.WeakKeyDictionary()
-
-
-def poller_for(gateway: Gateway, service: RemoveBg) -> Poller:
-    """The gateway's poll for batches no process holds (one per gateway)."""
-    poller = _pollers.get(gateway)
-    if poller is None:
-
-        async def queue_unheld() -> int:
-            token, claimed = await claim_due(
-                service.database, LEASED, lease=_lease(service), limit=CLAIM_BATCH
-            )
-            for position, job_id in enumerate(claimed):
-                log.info("queueing batch %s, which no process held", job_id)
-                try:
-                    await service.gateway.jobs.enqueue(JOB, job_id=job_id, lease_token=token)
-                except Exception:
-                    await _let_go(service, claimed[position:], token)  # for the next poll
-                    raise
-            return len(claimed)
-
-        poller = _pollers[gateway] = Poller(
-            "tollway-removebg-batches",
-            queue_unheld,
-            interval=service.settings.batch_poll_interval,
-            batch=CLAIM_BATCH,
-        )
-    return poller
-
-
 async def run(service: RemoveBg, job_id: str, lease_token: str) -> None:
     """Job ``removebg.batch``: every pending item of ``job_id``, then the verdict, as
     long as ``lease_token`` holds the batch."""
-    lease = _lease(service)
+    lease = service.batch_lease
     async with service.database.transaction() as session:
         if not await renew(session, LEASED, job_id, lease_token, lease):
             log.info("batch %s is finished or held by another run; skipped", job_id)

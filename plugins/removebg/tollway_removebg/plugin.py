@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import MetaData
 
 from tollway import Gateway, Plan, Product, Segmenter, hookimpl
-from tollway_removebg import batch
+from tollway_removebg import batch, leases
 from tollway_removebg.commands import add_commands
 from tollway_removebg.models import RemoveBgBase
 from tollway_removebg.quota import CREDITS_LIMIT
@@ -64,22 +64,18 @@ def tollway_register_routes(
     register: Callable[[str, Sequence[Any]], None], gateway: Gateway
 ) -> None:
     service = service_for(gateway)
-    gateway.jobs.register(batch.JOB, partial(batch.run, service))
+    gateway.jobs.register(leases.JOB, partial(batch.run, service))
     register(PRODUCT, ROUTES)
 
 
 @hookimpl
 async def tollway_startup(gateway: Gateway) -> None:
-    service = service_for(gateway)
-    service.start()
-    await batch.poller_for(gateway, service).start()
+    await service_for(gateway).start()
 
 
 @hookimpl
 async def tollway_shutdown(gateway: Gateway) -> None:
-    service = service_for(gateway)
-    await batch.poller_for(gateway, service).stop()
-    await service.stop()
+    await service_for(gateway).stop()
 
 
 @hookimpl

@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -30,8 +31,9 @@ from tollway import (
     UnprocessableEntity,
 )
 from tollway.db import utcnow
+from tollway.outbox import Poller
 from tollway.secrets import deployment_secret
-from tollway_removebg import images, quota, results, schemas
+from tollway_removebg import images, leases, quota, results, schemas
 from tollway_removebg.fetch import FetchError, ImageFetcher, check_image_url
 from tollway_removebg.model import Model
 from tollway_removebg.settings import MiB, RemoveBgSettings, load
@@ -130,14 +132,24 @@ class RemoveBg:
         """Now, as an aware UTC datetime; tests replace it to move time."""
         self._signer: results.Signer | None = None
         self._last_purge: datetime | None = None
+        self.batch_lease = timedelta(seconds=self.settings.batch_lease)
+        self.unheld_batches = Poller(
+            "tollway-removebg-batches",
+            partial(leases.queue_unheld, self.database, gateway.jobs, self.batch_lease),
+            interval=self.settings.batch_poll_interval,
+            batch=leases.CLAIM_BATCH,
+        )
 
     # Lifecycle ----------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Begin loading the model in the background (serving starts meanwhile)."""
+    async def start(self) -> None:
+        """Begin loading the model in the background (serving starts meanwhile) and
+        polling for batches no process holds."""
         self.model.start()
+        await self.unheld_batches.start()
 
     async def stop(self) -> None:
+        await self.unheld_batches.stop()
         self.model.stop()
         await self.fetcher.close()
 
