@@ -23,7 +23,9 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, CursorResult, or_, select, update
+from sqlalchemy import event as sqlalchemy_event
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from tollway.db import Database, utcnow
 
@@ -135,6 +137,26 @@ class Poller:
     def wake(self) -> None:
         """Make a pass now rather than at the next poll."""
         self._wakeup.set()
+
+    def wake_after_commit(self, session: AsyncSession) -> None:
+        """Make a pass as soon as ``session``'s transaction commits, when the rows it
+        added are due and visible; nothing if it rolls back. (The rows are due in the
+        database either way: this only saves waiting for the poll.)"""
+        info = session.info
+        info[(self, "due")] = True
+        if info.get((self, "listening")):
+            return
+        info[(self, "listening")] = True
+
+        def committed(sync_session: Session) -> None:
+            if sync_session.info.pop((self, "due"), False):
+                self.wake()
+
+        def rolled_back(sync_session: Session) -> None:
+            sync_session.info.pop((self, "due"), None)
+
+        sqlalchemy_event.listen(session.sync_session, "after_commit", committed)
+        sqlalchemy_event.listen(session.sync_session, "after_rollback", rolled_back)
 
     @property
     def running(self) -> bool:

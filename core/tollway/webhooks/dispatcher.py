@@ -94,6 +94,10 @@ class Dispatcher:
         """Look for due deliveries now rather than at the next poll."""
         self._poller.wake()
 
+    def wake_after_commit(self, session: AsyncSession) -> None:
+        """Look for due deliveries as soon as ``session``'s transaction commits."""
+        self._poller.wake_after_commit(session)
+
     async def start(self) -> None:
         await self._poller.start()
 

@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from sqlalchemy import delete, func, select, update
-from sqlalchemy import event as sqlalchemy_event
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
 from tollway.db import utcnow
 from tollway.db.models import Account
@@ -32,8 +30,6 @@ if TYPE_CHECKING:
 
 TEST_EVENT = "webhook.test"
 MAX_PAGE = 100
-_WAKE_ON_COMMIT = "tollway.webhooks.wake"
-_LISTENING = "tollway.webhooks.listening"
 
 
 class WebhookError(ValueError):
@@ -215,25 +211,8 @@ class WebhookEngine:
             )
             for endpoint_id in targets
         )
-        self._wake_after_commit(session)
+        self._dispatcher.wake_after_commit(session)
         return event_id
-
-    def _wake_after_commit(self, session: AsyncSession) -> None:
-        info = session.info
-        info[_WAKE_ON_COMMIT] = True
-        if info.get(_LISTENING):
-            return
-        info[_LISTENING] = True
-
-        def after_commit(sync_session: Session) -> None:
-            if sync_session.info.pop(_WAKE_ON_COMMIT, False):
-                self._dispatcher.wake()
-
-        def after_rollback(sync_session: Session) -> None:
-            sync_session.info.pop(_WAKE_ON_COMMIT, None)
-
-        sqlalchemy_event.listen(session.sync_session, "after_commit", after_commit)
-        sqlalchemy_event.listen(session.sync_session, "after_rollback", after_rollback)
 
     # Endpoints ------------------------------------------------------------------------
 

@@ -27,10 +27,8 @@ import weakref
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import event as sqlalchemy_event
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
 from tollway.db import utcnow
 from tollway.outbox import LeasedColumns, Poller, claim_due, renew
@@ -51,7 +49,6 @@ BATCH_SIZE = 100
 LEASE = timedelta(seconds=60)
 """How long one attempt may hold a message: channels time out well within it (SMTP's
 ``smtp_timeout`` defaults to 10 s)."""
-_COMMITTED = "tollway_chat.wake_after_commit"
 
 LEASED = LeasedColumns(
     model=Message,
@@ -110,15 +107,7 @@ class Delivery:
     def after_commit(self, session: AsyncSession, message_id: int) -> None:
         """Look for due messages as soon as ``session``'s transaction commits; the
         message is already due in the database, so this only saves the poll delay."""
-        if session.info.get(_COMMITTED):
-            return
-        session.info[_COMMITTED] = True
-
-        def committed(sync_session: Session) -> None:
-            sync_session.info.pop(_COMMITTED, None)
-            self.poller.wake()
-
-        sqlalchemy_event.listen(session.sync_session, "after_commit", committed, once=True)
+        self.poller.wake_after_commit(session)
 
     async def dispatch_due(self) -> int:
         """Lease up to a batch of due messages and enqueue their attempts."""
