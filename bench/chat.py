@@ -60,7 +60,7 @@ from typing import Any
 
 import apps
 from loadgen import LoadError, Measurement, run_wrk, run_wrk_script, wrk_path
-from run import _cpu_model, _terminate, log, redis_drop, redis_reachable
+from run import _cpu_model, _terminate, log, publish, redis_drop, redis_reachable
 from servers import BENCH_DIR, Server, ServerError, running
 from sqlalchemy import func, insert, select, text
 
@@ -672,10 +672,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("bench: no backend could be measured")
         return 1
     document = report(backends, args, started=started, load=load, elapsed=time.monotonic() - clock)
-    print(document, end="")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(document)
-    log(f"written to {args.output}")
+    publish(document, args.output)
     return 0
 
 

@@ -44,6 +44,7 @@ from urllib.request import urlopen
 
 import segno
 from loadgen import LoadError, Measurement, run_wrk, run_wrk_script, wrk_path
+from run import log, publish
 from servers import BENCH_DIR, Server, ServerError, running, server_command
 
 from tollway import Gateway, load_settings
@@ -142,10 +143,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.raw_seconds <= 0:
         parser.error("--raw-seconds must be positive")
     return args
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 # --- in process --------------------------------------------------------------------
@@ -503,10 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raw_pixels=raw_pixels,
         scale=scale,
     )
-    print(text, end="")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
-    log(f"written to {args.output}")
+    publish(text, args.output)
     return 0
 
 

@@ -112,6 +112,14 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def publish(document: str, output: Path) -> None:
+    """Print a bench's Markdown report and write it to ``output``."""
+    print(document, end="")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(document)
+    log(f"written to {output}")
+
+
 # --- setup -------------------------------------------------------------------------
 
 
@@ -383,10 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elapsed=time.monotonic() - clock,
         notes=notes,
     )
-    print(text, end="")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
-    log(f"written to {args.output}")
+    publish(text, args.output)
     return 0
 
 

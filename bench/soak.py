@@ -58,7 +58,7 @@ import chat
 import psutil
 from aiosmtpd.controller import Controller
 from loadgen import loop_factory
-from run import DEFAULT_REDIS_URL, _cpu_model, _terminate, log, redis_reachable
+from run import DEFAULT_REDIS_URL, _cpu_model, _terminate, log, publish, redis_reachable
 from servers import BENCH_DIR, free_port
 from sqlalchemy import text, update
 
@@ -658,10 +658,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"bench: {error}")
             return 1
     document = report(outcome, args, started=started, load=load, elapsed=time.monotonic() - clock)
-    print(document, end="")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(document)
-    log(f"written to {args.output}")
+    publish(document, args.output)
     return 0
 
 

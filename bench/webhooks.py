@@ -61,6 +61,7 @@ from types import FrameType
 from typing import Any
 
 import msgspec
+from run import log, publish
 from sqlalchemy import event as sqlalchemy_event
 from sqlalchemy import func, select
 
@@ -91,10 +92,6 @@ emit side's, every other statement the dispatcher's."""
 
 class BenchError(RuntimeError):
     """The run could not measure what it set out to (a lost or rejected delivery)."""
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 # --- the receiver process ----------------------------------------------------------
@@ -866,10 +863,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     text = report(runs, args, started=started, load=load, elapsed=time.monotonic() - clock)
-    print(text, end="")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
-    log(f"written to {args.output}")
+    publish(text, args.output)
     return 0
 
 
