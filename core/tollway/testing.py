@@ -25,7 +25,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,6 +230,34 @@ async def gateway_client(
         httpx.AsyncClient(transport=transport, base_url="http://testserver") as client,
     ):
         yield client
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """An account and one key of it, calling the gateway in a test."""
+
+    account_id: int
+    key_id: int
+    key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+async def tenant(
+    gateway: Gateway,
+    name: str,
+    *,
+    plans: Mapping[str, str],
+    scopes: Iterable[str],
+    admin: bool = False,
+) -> Tenant:
+    """A new account subscribed to ``plans`` (``{product: plan}``) and one key of it
+    (named like the account) with ``scopes``."""
+    account = await gateway.accounts.create_account(name, plans)
+    created = await gateway.accounts.create_key(account, name=name, scopes=scopes, admin=admin)
+    return Tenant(account, created.id, created.key)
 
 
 def free_port() -> int:

@@ -10,30 +10,18 @@ from typing import Any
 
 import httpx
 
-from tollway import Gateway
-from tollway.testing import GatewayFactory, gateway_client
+from tollway import Gateway, testing
+from tollway.testing import GatewayFactory, Tenant, gateway_client
 from tollway_chat.routes import SCOPES
 from tollway_chat.service import Chat
 
 CHAT = "/v1/chat"
 
 
-@dataclass(frozen=True)
-class Tenant:
-    account_id: int
-    key: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.key}"}
-
-
 async def tenant(
     gateway: Gateway, name: str = "acme", *, scopes: Sequence[str] = tuple(SCOPES)
 ) -> Tenant:
-    account = await gateway.accounts.create_account(name, {"chat": "business"})
-    created = await gateway.accounts.create_key(account, name=name, scopes=scopes)
-    return Tenant(account, created.key)
+    return await testing.tenant(gateway, name, plans={"chat": "business"}, scopes=scopes)
 
 
 async def inbox(

@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from tollway import Gateway
+from tollway import Gateway, testing
+from tollway.testing import Tenant
 
 WEBHOOKS_SCOPE = "webhooks:manage"
-
-
-@dataclass(frozen=True)
-class Tenant:
-    account_id: int
-    key_id: int
-    key: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return bearer(self.key)
 
 
 def bearer(key: str) -> dict[str, str]:
@@ -33,6 +22,5 @@ async def tenant(
     scopes: Sequence[str] = (WEBHOOKS_SCOPE,),
 ) -> Tenant:
     """A new account on the developer product's plan and one key of it."""
-    account = await gateway.accounts.create_account(name, {"developer": "standard"})
-    created = await gateway.accounts.create_key(account, name=name, scopes=scopes, admin=admin)
-    return Tenant(account, created.id, created.key)
+    plans = {"developer": "standard"}
+    return await testing.tenant(gateway, name, plans=plans, scopes=scopes, admin=admin)

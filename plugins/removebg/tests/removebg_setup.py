@@ -15,23 +15,13 @@ import httpx
 import numpy as np
 from PIL import Image, ImageDraw
 
-from tollway import Gateway
-from tollway.testing import GatewayFactory, gateway_client
+from tollway import Gateway, testing
+from tollway.testing import GatewayFactory, Tenant, gateway_client
 from tollway_removebg.routes import SCOPES
 
 API = "/v1/removebg"
 DISC = (220, 20, 30)
 """The red of the foreground disc: the tiny model's idea of a foreground."""
-
-
-@dataclass(frozen=True)
-class Tenant:
-    account_id: int
-    key: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.key}"}
 
 
 async def tenant(
@@ -41,9 +31,7 @@ async def tenant(
     plan: str = "pro",
     scopes: Sequence[str] = tuple(SCOPES),
 ) -> Tenant:
-    account = await gateway.accounts.create_account(name, {"removebg": plan})
-    created = await gateway.accounts.create_key(account, name=name, scopes=scopes)
-    return Tenant(account, created.key)
+    return await testing.tenant(gateway, name, plans={"removebg": plan}, scopes=scopes)
 
 
 def scene(
