@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
@@ -55,17 +55,28 @@ class KeyAuthenticator(Protocol):
 class DatabaseKeyAuthenticator:
     """Looks keys up by hash, caching answers (also "unknown") for ``ttl`` seconds.
 
-    The TTL bounds how long a key revoked by another gateway process keeps working;
-    the process that revokes a key forgets it at once. Busy keys never wait on the
-    database: a key's entry is refreshed in the background during the last quarter
-    of its life, and concurrent misses for one key share a single lookup.
+    The TTL bounds how long a key revoked by another gateway process keeps working:
+    an answer is kept for ``ttl`` from the moment its lookup *started*, so a lookup
+    that read the key just before it was revoked, and took a while to finish, cannot
+    stretch that bound. The process that revokes a key forgets it at once. Busy keys
+    never wait on the database: a key's entry is refreshed in the background during
+    the last quarter of its life, and concurrent misses for one key share a single
+    lookup. ``clock`` (monotonic seconds) is replaceable for tests.
     """
 
     LAST_USED_PRECISION = timedelta(minutes=1)
     """``last_used_at`` is written at most this often per key, not on every request."""
 
-    def __init__(self, database: Database, ttl: float = 1.0, max_entries: int = 100_000) -> None:
+    def __init__(
+        self,
+        database: Database,
+        ttl: float = 1.0,
+        max_entries: int = 100_000,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._database = database
+        self._clock = clock
         self._ttl = ttl
         self._refresh_from = ttl * 0.75
         self._max_entries = max_entries
@@ -78,7 +89,7 @@ class DatabaseKeyAuthenticator:
         cached = self._cache.get(key)
         if cached is not None:
             expires, principal = cached
-            now = time.monotonic()
+            now = self._clock()
             if now < expires:
                 if now >= expires - self._ttl + self._refresh_from and key not in self._loading:
                     self._start_load(key)
@@ -112,14 +123,15 @@ class DatabaseKeyAuthenticator:
             log.warning("API key lookup failed: %s", error)
 
     async def _load_and_store(self, key: str, generation: int) -> Principal | None:
+        started = self._clock()
         principal = await self._load(hash_key(key))
         if generation == self._generation:
-            now = time.monotonic()
             if len(self._cache) >= self._max_entries:
+                now = self._clock()
                 self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
                 if len(self._cache) >= self._max_entries:
                     self._cache.clear()
-            self._cache[key] = (now + self._ttl, principal)
+            self._cache[key] = (started + self._ttl, principal)
         return principal
 
     async def _load(self, digest: str) -> Principal | None:

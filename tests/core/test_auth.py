@@ -12,6 +12,7 @@ from widget_plugin import WidgetsPlugin
 
 from tollway import Gateway
 from tollway.auth import DatabaseKeyAuthenticator, Principal
+from tollway.db import utcnow
 from tollway.db.models import ApiKey
 from tollway.testing import GatewayFactory
 
@@ -63,19 +64,67 @@ async def test_unknown_keys_are_cached_too(gateway_factory: GatewayFactory) -> N
     assert len(lookups) == 1
 
 
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class PausedAuthenticator(DatabaseKeyAuthenticator):
+    """Holds each finished database lookup until released, to order a race exactly,
+    and says when a lookup has been stored."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.looked_up = asyncio.Event()
+        self.release = asyncio.Event()
+        self.release.set()
+        self.stored = asyncio.Event()
+
+    def hold(self) -> None:
+        self.looked_up.clear()
+        self.release.clear()
+        self.stored.clear()
+
+    async def _load(self, digest: str) -> Principal | None:
+        principal = await super()._load(digest)
+        self.looked_up.set()
+        await self.release.wait()
+        return principal
+
+    async def _load_and_store(self, key: str, generation: int) -> Principal | None:
+        principal = await super()._load_and_store(key, generation)
+        self.stored.set()
+        return principal
+
+
+async def _revoke_elsewhere(gateway: Gateway, key_id: int) -> None:
+    """Revoked straight in the database, as another gateway process would: this
+    process's authenticator is not told."""
+    async with gateway.database.transaction() as session:
+        await session.execute(update(ApiKey).where(ApiKey.id == key_id).values(revoked_at=utcnow()))
+
+
 async def test_busy_keys_are_refreshed_in_the_background(gateway_factory: GatewayFactory) -> None:
     gateway, key_id, key = await _setup(gateway_factory)
-    authenticator = DatabaseKeyAuthenticator(gateway.database, ttl=0.4)
+    clock = Clock()
+    authenticator = PausedAuthenticator(gateway.database, ttl=0.4, clock=clock)
     assert await authenticator.authenticate(key) is not None
     async with gateway.database.transaction() as session:
         await session.execute(
             update(ApiKey).where(ApiKey.id == key_id).values(scopes=["widgets:write"])
         )
-    await asyncio.sleep(0.32)  # past three quarters of the TTL, before expiry
+    clock.now += 0.32  # past three quarters of the TTL, before expiry
+    authenticator.hold()
     with key_lookups(gateway) as lookups:
         served_from_cache = await authenticator.authenticate(key)
-        assert len(lookups) == 0  # this request did not wait for the database
-        await asyncio.sleep(0.05)
+        assert not authenticator.stored.is_set()  # this request did not wait for it
+        authenticator.release.set()
+        await authenticator.stored.wait()
     assert len(lookups) == 1
     assert served_from_cache is not None
     assert served_from_cache.scopes == {"widgets:read"}
@@ -84,24 +133,42 @@ async def test_busy_keys_are_refreshed_in_the_background(gateway_factory: Gatewa
     assert refreshed.scopes == {"widgets:write"}
 
 
-class PausedAuthenticator(DatabaseKeyAuthenticator):
-    """Holds each finished database lookup until released, to order a race exactly."""
+async def test_a_slow_lookup_does_not_stretch_the_revocation_bound(
+    gateway_factory: GatewayFactory,
+) -> None:
+    """A lookup that read the key just before another process revoked it, and only
+    finished a whole TTL later, must not keep the key working beyond that TTL."""
+    gateway, key_id, key = await _setup(gateway_factory)
+    clock = Clock()
+    authenticator = PausedAuthenticator(gateway.database, ttl=1.0, clock=clock)
+    authenticator.hold()
+    slow = asyncio.create_task(authenticator.authenticate(key))
+    await authenticator.looked_up.wait()  # it has read the key as still valid
+    await _revoke_elsewhere(gateway, key_id)
+    clock.now += 1.0  # the TTL has passed since the revocation
+    authenticator.release.set()
+    assert await slow is not None  # that request was already in flight
+    assert await authenticator.authenticate(key) is None
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.looked_up = asyncio.Event()
-        self.release = asyncio.Event()
 
-    async def _load(self, digest: str) -> Principal | None:
-        principal = await super()._load(digest)
-        self.looked_up.set()
-        await self.release.wait()
-        return principal
+async def test_revocation_elsewhere_is_seen_once_the_ttl_has_passed(
+    gateway_factory: GatewayFactory,
+) -> None:
+    gateway, key_id, key = await _setup(gateway_factory)
+    clock = Clock()
+    authenticator = DatabaseKeyAuthenticator(gateway.database, ttl=1.0, clock=clock)
+    assert await authenticator.authenticate(key) is not None
+    await _revoke_elsewhere(gateway, key_id)
+    clock.now += 0.5
+    assert await authenticator.authenticate(key) is not None  # cached, as documented
+    clock.now += 0.5
+    assert await authenticator.authenticate(key) is None
 
 
 async def test_a_lookup_racing_forget_is_not_cached(gateway_factory: GatewayFactory) -> None:
     gateway, key_id, key = await _setup(gateway_factory)
     authenticator = PausedAuthenticator(gateway.database, ttl=60)
+    authenticator.hold()
     racing = asyncio.create_task(authenticator.authenticate(key))
     await authenticator.looked_up.wait()  # it has read the key as still valid
     await gateway.accounts.revoke_key(key_id)
