@@ -4,6 +4,7 @@ and the harness in editable mode into its own virtualenv."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
@@ -21,14 +22,21 @@ def install(session: nox.Session, *extras: str) -> None:
     session.install(*editable)
 
 
+# The suite mostly waits (on PostgreSQL, Redis, subprocesses, sockets), so it runs
+# in more processes than there are cores. Each worker has its own databases, Redis
+# prefixes and ports (tollway.testing). TOLLWAY_TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS = os.environ.get("TOLLWAY_TEST_WORKERS", "4")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The whole suite: SQLite + memory limiter, then PostgreSQL + Redis (both in one
-    run: backend fixtures are parametrized), contract tests included."""
+    run: backend fixtures are parametrized), contract tests included, in parallel."""
     install(session, "test")
-    # The background removal tests use the real U²-Net-p weights (idempotent).
-    session.run("tollway", "models", "fetch")
-    session.run("pytest", *session.posargs)
+    # The background removal tests use the real U²-Net-p weights (idempotent), and
+    # rembg's numba code compiled once, before every worker would compile it.
+    session.run("tollway", "models", "fetch", "--compile")
+    session.run("pytest", "-n", TEST_WORKERS, *session.posargs)
 
 
 @nox.session

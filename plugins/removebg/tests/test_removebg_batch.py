@@ -27,12 +27,13 @@ PRIVATE = {"allow_private_urls": True}
 
 
 async def _finished(setup: Setup, job_id: str) -> dict[str, Any]:
-    for _ in range(200):
+    """The job once it has left ``processing``. No deadline of its own: how long the
+    model takes to load depends on the machine; a hang is pytest-timeout's to report."""
+    while True:
         job: dict[str, Any] = await setup.get(f"/batch/{job_id}")
         if job["status"] != "processing":
             return job
         await asyncio.sleep(0.05)
-    raise AssertionError(f"batch {job_id} still processing: {job}")
 
 
 async def test_a_mixed_batch_completes_with_per_item_outcomes(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tollway.settings import load_settings
+from tollway_removebg.segmenter import compile_rembg
 from tollway_removebg.settings import load
 from tollway_removebg.weights import MODELS, WeightsError, default_models_dir, fetch
 
@@ -27,6 +28,9 @@ def fetch_models(args: argparse.Namespace) -> int:
     except WeightsError as error:
         print(f"tollway: {error}", file=sys.stderr)
         return 1
+    if args.compile:
+        print("tollway: compiling rembg's numba code (once per cache)...", file=sys.stderr)
+        compile_rembg()
     print(path)
     return 0
 
@@ -43,5 +47,12 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
     fetch_command.add_argument(
         "--dir", help="directory to put them in (default: models_dir, $U2NET_HOME or ~/.u2net)"
+    )
+    fetch_command.add_argument(
+        "--compile",
+        action="store_true",
+        help="also compile rembg's numba code into numba's cache now (about 100 s on a cold "
+        "cache), so neither the first request nor each new process pays for it "
+        "(default: compiled on first use)",
     )
     fetch_command.set_defaults(handler=fetch_models)

