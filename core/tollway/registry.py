@@ -40,7 +40,8 @@ class Product:
     """``False`` for keyless APIs (public QR): the gateway pipeline does not run; the
     product enforces its own limits."""
     contract: str | None = None
-    """File name of the product's OpenAPI contract in ``contracts/``."""
+    """File name of the product's OpenAPI contract, shipped as package data in the
+    registering plugin's ``<package>.contracts`` (see :mod:`tollway.openapi.contracts`)."""
     docs_url: str | None = None
     """Where clients read about the product; sent as ``docs`` in 400 bodies when set."""
 

@@ -26,6 +26,7 @@ import httpx
 import msgspec
 import pytest
 import schemathesis
+import yaml
 from litestar import Litestar, Response, get, post
 from litestar.datastructures import MutableScopeHeaders
 from litestar.exceptions import NotFoundException
@@ -36,6 +37,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from tollway_harness import (
     ContractError,
+    Resolver,
     check_contract,
     find_contracts_dir,
     lint_contract,
@@ -70,7 +72,7 @@ class QrRequest(msgspec.Struct, forbid_unknown_fields=True):
     light: Color = "ffffff"
 
 
-PUBLIC_PATHS = frozenset({"/v1/code/types"})
+PUBLIC_PATHS = frozenset({"/v1/code/types", "/schema/openapi.json"})
 # What the "capacity" server's renderer fits: less than the contract's maxLength allows.
 QR_CAPACITY_BYTES = 1024
 
@@ -161,7 +163,11 @@ def make_app(mode: Mode = "ok") -> Litestar:
             )
         return Response(b"\x89PNG\r\n\x1a\n", media_type="image/png")
 
-    return Litestar([types, usage, qr], middleware=[Gateway()])
+    @get("/schema/openapi.json", media_type="application/json")
+    async def served() -> dict[str, Any]:
+        return served_document()
+
+    return Litestar([types, usage, qr, served], middleware=[Gateway()], openapi_config=None)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -522,6 +528,16 @@ def mini_contracts(tmp_path: Path) -> Path:
     return directory
 
 
+def served_document() -> dict[str, Any]:
+    """MINI_CONTRACT as a gateway would serve it: self-contained, each operation naming its
+    product - `GET /v1/code/usage` is product "mini", `GET /v1/code/types` product "catalog"."""
+    raw = yaml.safe_load(MINI_CONTRACT)
+    document: dict[str, Any] = Resolver(raw, REPO_CONTRACTS / "mini.yaml").inline(raw)
+    for path, product in (("/v1/code/usage", "mini"), ("/v1/code/types", "catalog")):
+        document["paths"][path]["get"]["x-product"] = product
+    return document
+
+
 def test_external_refs_resolve_from_a_sibling_file(mini_contracts: Path) -> None:
     report = check_contract(
         "mini", app=make_app("ok"), key=KEY, contracts_dir=mini_contracts, max_examples=FAST
@@ -769,3 +785,23 @@ def test_pytest_entry_point_against_live_servers(
     bad = run(bad_server.url)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "ignored_auth" in bad.stdout
+
+
+def test_cli_runs_the_document_a_live_server_serves(
+    good_server: LiveServer, bad_server: LiveServer, tmp_path: Path
+) -> None:
+    """`--schema-url auto` tests `<url>/schema/openapi.json`, each product on its own; no
+    contracts directory is needed."""
+    listing = _cli("list", "--schema-url", f"{good_server.url}/schema/openapi.json", cwd=tmp_path)
+    assert listing.stdout.split() == ["catalog", "mini"]
+    args = ("--key", KEY, "--schema-url", "auto", "--max-examples", str(FAST))
+    good = _cli("run", "--url", good_server.url, *args, cwd=tmp_path)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "catalog: PASS - 1 operations" in good.stdout
+    assert "mini: PASS - 1 operations" in good.stdout
+    bad = _cli("run", "--url", bad_server.url, *args, "--product", "mini", cwd=tmp_path)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "ignored_auth" in bad.stdout
+    unknown = _cli("run", "--url", good_server.url, *args, "--product", "nope", cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "no operations of product 'nope'; it has: catalog, mini" in unknown.stderr

@@ -7,11 +7,19 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tollway_harness.contracts import ContractError, find_contracts_dir, list_products
+from tollway_harness.contracts import (
+    ContractError,
+    fetch_document,
+    find_contracts_dir,
+    list_products,
+    served_document_url,
+    served_products,
+)
 from tollway_harness.report import ContractReport, write_junit_xml
 from tollway_harness.runner import ALL_PHASES, DEFAULT_MAX_EXAMPLES, DEFAULT_SEED, run_contract
 
 KEY_ENV = "TOLLWAY_KEY"
+AUTO = "auto"
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -51,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="contracts directory (default: $TOLLWAY_CONTRACTS, ./contracts, the repo's)",
     )
+    run.add_argument(
+        "--schema-url",
+        default=None,
+        metavar="URL",
+        help="test the OpenAPI document at URL instead of contract files ('auto': the one the "
+        "gateway serves, URL/schema/openapi.json); its operations name their product in x-product",
+    )
     run.add_argument("--max-examples", type=int, default=DEFAULT_MAX_EXAMPLES, metavar="N")
     run.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N")
     run.add_argument(
@@ -68,21 +83,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="list the products that have a contract")
     listing.add_argument("--contracts", default=None, metavar="DIR")
+    listing.add_argument(
+        "--schema-url", default=None, metavar="URL", help="list the products of this document"
+    )
     return parser
+
+
+def _products(args: argparse.Namespace, schema_url: str | None) -> list[str]:
+    if schema_url is not None:
+        return served_products(fetch_document(schema_url))
+    return list_products(find_contracts_dir(args.contracts))
 
 
 def _run(args: argparse.Namespace) -> int:
     if args.max_examples < 1:
         print("tollway-harness: --max-examples must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    schema_url = served_document_url(args.url) if args.schema_url == AUTO else args.schema_url
     try:
-        contracts = find_contracts_dir(args.contracts)
-        products = args.products or list_products(contracts)
+        contracts = None if schema_url is not None else find_contracts_dir(args.contracts)
+        products = args.products or _products(args, schema_url)
     except ContractError as exc:
         print(f"tollway-harness: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if not products:
-        print(f"tollway-harness: no contracts in {contracts}", file=sys.stderr)
+        print(f"tollway-harness: no contracts in {schema_url or contracts}", file=sys.stderr)
         return EXIT_USAGE
 
     reports: list[ContractReport] = []
@@ -93,6 +118,7 @@ def _run(args: argparse.Namespace) -> int:
                 url=args.url,
                 key=args.key,
                 contracts_dir=contracts,
+                schema_url=schema_url,
                 max_examples=args.max_examples,
                 seed=args.seed,
                 phases=args.phases or ALL_PHASES,
@@ -116,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "list":
         try:
-            for product in list_products(find_contracts_dir(args.contracts)):
+            for product in _products(args, args.schema_url):
                 print(product)
         except ContractError as exc:
             print(f"tollway-harness: {exc}", file=sys.stderr)

@@ -1,8 +1,13 @@
-"""Finding, naming and linting the product contracts (OpenAPI 3.1 files in a `contracts/` dir)."""
+"""Finding, naming and linting the product contracts: OpenAPI 3.1 files in a `contracts/` dir, or
+the document a gateway serves (`/schema/openapi.json`), whose operations name their product in
+`x-product`."""
 
 from __future__ import annotations
 
+import json
 import os
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +21,9 @@ HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "tra
 # Operation-level vendor extension: statuses an operation may answer to schema-valid input that it
 # rejects on domain rules the schema cannot express (e.g. a barcode's check digit).
 DOMAIN_REJECTIONS_EXTENSION = "x-domain-rejections"
+# Operation-level vendor extension of a served document: the product the operation belongs to.
+PRODUCT_EXTENSION = "x-product"
+SERVED_DOCUMENT_PATH = "/schema/openapi.json"
 
 
 class ContractError(Exception):
@@ -77,6 +85,7 @@ class OperationInfo:
     operation_id: str | None
     requires_auth: bool
     domain_rejections: tuple[str, ...]
+    product: str | None = None  # `x-product` of a served document's operation
 
 
 def load_raw(path: Path) -> dict[str, Any]:
@@ -114,26 +123,29 @@ def operations(raw: dict[str, Any]) -> list[OperationInfo]:
                     operation_id=op.get("operationId"),
                     requires_auth=_requires_auth(op.get("security", top_security)),
                     domain_rejections=tuple(str(s) for s in rejections),
+                    product=op.get(PRODUCT_EXTENSION),
                 )
             )
     return result
 
 
-def lint_contract(path: Path, raw: dict[str, Any] | None = None) -> list[str]:
+def lint_contract(path: Path | str, raw: dict[str, Any] | None = None) -> list[str]:
     """Problems that make schemathesis silently test less than the contract says.
 
     - a security requirement naming a scheme missing from *this file's* `components.securitySchemes`
       (schemathesis then treats the operation as public and never checks that auth is enforced;
       a shared scheme must be re-declared locally as `apiKey: {$ref: "common.yaml#/..."}`);
     - not OpenAPI 3.x.
+
+    `path` is the contract's file, or the URL of a served document (then `raw` is required).
     """
-    raw = load_raw(path) if raw is None else raw
+    if raw is None:
+        raw = load_raw(Path(path))
+    name = str(path) if "://" in str(path) else Path(path).name
     problems: list[str] = []
     version = str(raw.get("openapi", ""))
     if not version.startswith("3."):
-        problems.append(
-            f"{path.name}: not an OpenAPI 3.x document (openapi: {version or 'missing'})"
-        )
+        problems.append(f"{name}: not an OpenAPI 3.x document (openapi: {version or 'missing'})")
     schemes = set(((raw.get("components") or {}).get("securitySchemes") or {}).keys())
     requirements: list[tuple[str, Any]] = [("top-level security", raw.get("security", []))]
     for path_key, item in (raw.get("paths") or {}).items():
@@ -145,11 +157,63 @@ def lint_contract(path: Path, raw: dict[str, Any] | None = None) -> list[str]:
                 requirements.append((f"{method.upper()} {path_key}", op["security"]))
     for where, security in requirements:
         for alternative in security or []:
-            for name in alternative or {}:
-                if name not in schemes:
+            for scheme in alternative or {}:
+                if scheme not in schemes:
                     problems.append(
-                        f"{path.name}: {where} uses security scheme {name!r}, which is not "
+                        f"{name}: {where} uses security scheme {scheme!r}, which is not "
                         "declared in this file's components.securitySchemes (declare it, e.g. "
-                        f'`{name}: {{$ref: "common.yaml#/components/securitySchemes/{name}"}}`)'
+                        f'`{scheme}: {{$ref: "common.yaml#/components/securitySchemes/{scheme}"}}`)'
                     )
     return problems
+
+
+def served_document_url(base_url: str) -> str:
+    """Where a gateway at `base_url` serves its OpenAPI document."""
+    return base_url.rstrip("/") + SERVED_DOCUMENT_PATH
+
+
+def fetch_document(url: str, timeout: float = 30.0) -> dict[str, Any]:
+    """The OpenAPI document (JSON or YAML) at `url`."""
+    request = urllib.request.Request(url, headers={"Accept": "application/json, application/yaml"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            text = response.read().decode("utf-8")
+    except (OSError, urllib.error.URLError, UnicodeDecodeError) as exc:
+        raise ContractError(f"cannot fetch the OpenAPI document at {url}: {exc}") from exc
+    try:
+        data = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ContractError(f"the document at {url} is neither JSON nor YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ContractError(f"the document at {url} is not an OpenAPI document")
+    return data
+
+
+def served_products(document: dict[str, Any]) -> list[str]:
+    """The products of a served document: the `x-product`s of its operations, sorted."""
+    return sorted({op.product for op in operations(document) if op.product is not None})
+
+
+def product_document(document: dict[str, Any], product: str) -> dict[str, Any]:
+    """A served `document` cut down to `product`'s operations (its components are kept whole),
+    so that a run of one product neither sees nor follows links to the others."""
+    paths: dict[str, Any] = {}
+    for path, item in (document.get("paths") or {}).items():
+        if not isinstance(item, dict):
+            continue
+        mine = {
+            method: op
+            for method, op in item.items()
+            if method in HTTP_METHODS
+            and isinstance(op, dict)
+            and op.get(PRODUCT_EXTENSION) == product
+        }
+        if mine:
+            shared = {key: value for key, value in item.items() if key not in HTTP_METHODS}
+            paths[path] = {**shared, **mine}
+    if not paths:
+        products = ", ".join(served_products(document)) or "none"
+        raise ContractError(
+            f"the document has no operations of product {product!r}; it has: {products}"
+        )
+    return {**document, "paths": paths}

@@ -67,7 +67,7 @@ class ContractReport:
     """Everything one `run_contract` call found out."""
 
     product: str
-    contract: Path
+    contract: Path | str  # the contract file, or the URL of the served document
     target: str
     failures: list[Failure] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)

@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import schemathesis
@@ -25,9 +26,11 @@ from schemathesis.python import asgi as asgi_lifespans
 from tollway_harness.contracts import (
     ContractError,
     OperationInfo,
+    fetch_document,
     lint_contract,
     load_raw,
     operations,
+    product_document,
     resolve_contract,
 )
 from tollway_harness.report import ContractReport, Failure, OperationStats
@@ -251,6 +254,55 @@ def _post_checks(
             )
 
 
+@dataclass(frozen=True, slots=True)
+class _Contract:
+    """What a run tests: one product's operations, from a contract file or a served document."""
+
+    product: str
+    source: Path | str  # the contract file, or the served document's URL
+    raw: dict[str, Any]
+    ops: list[OperationInfo]
+    skipped: list[OperationInfo]  # the document's other operations
+    problems: list[str]
+
+    def schema(self, config: SchemathesisConfig) -> schemathesis.BaseSchema:
+        if isinstance(self.source, Path):
+            return schemathesis.openapi.from_path(self.source, config=config)
+        return schemathesis.openapi.from_dict(self.raw, config=config)
+
+
+def _load(
+    contract: str | os.PathLike[str],
+    contracts_dir: str | os.PathLike[str] | None,
+    schema_url: str | None,
+    operation_ids: Collection[str] | None,
+    request_timeout: float,
+) -> _Contract:
+    """The contract to test, its operations selected, and what its lint found."""
+    if schema_url is not None:
+        product = os.fspath(contract)
+        document = fetch_document(schema_url, timeout=max(request_timeout, 30.0))
+        try:
+            raw = product_document(document, product)
+        except ContractError as exc:
+            raise ContractError(f"{schema_url}: {exc}") from None
+        source: Path | str = schema_url
+    else:
+        source = resolve_contract(contract, contracts_dir)
+        raw = load_raw(source)
+        product = source.stem
+    ops: list[OperationInfo] = operations(raw)
+    others: list[OperationInfo] = []
+    problems = lint_contract(source, raw)
+    if operation_ids is not None:
+        missing = sorted(set(operation_ids) - {op.operation_id for op in ops})
+        if missing:
+            problems.append(f"{product}: unknown operationIds {missing}")
+        others += [op for op in ops if op.operation_id not in set(operation_ids)]
+        ops = [op for op in ops if op.operation_id in set(operation_ids)]
+    return _Contract(product, source, raw, ops, others, problems)
+
+
 def run_contract(
     contract: str | os.PathLike[str],
     *,
@@ -258,6 +310,7 @@ def run_contract(
     url: str | None = None,
     key: str | None = None,
     contracts_dir: str | os.PathLike[str] | None = None,
+    schema_url: str | None = None,
     max_examples: int = DEFAULT_MAX_EXAMPLES,
     seed: int = DEFAULT_SEED,
     deterministic: bool = True,
@@ -271,31 +324,22 @@ def run_contract(
     """Test one contract against an ASGI `app` (in-process) or a live base `url`; never raises on
     contract violations, see the returned report (`report.ok`, `report.format()`).
 
-    `contract` is a product name (`"code"` -> `<contracts dir>/code.yaml`) or a path. `key` is
-    sent as `Authorization: Bearer <key>` on every request. `operation_ids` restricts the run to
-    those operations. Raises `ContractError` for a missing contract, `ValueError` for bad arguments.
+    `contract` is a product name (`"code"` -> `<contracts dir>/code.yaml`) or a path; with
+    `schema_url`, a product name whose operations are taken from the OpenAPI document at that URL
+    (a gateway's served document, `<url>/schema/openapi.json`, whose operations name their product
+    in `x-product`). `key` is sent as `Authorization: Bearer <key>` on every request.
+    `operation_ids` restricts the run to those operations. Raises `ContractError` for a missing
+    contract or document, `ValueError` for bad arguments.
     """
     if (app is None) == (url is None):
         raise ValueError("pass exactly one of `app` (in-process ASGI app) or `url` (live base URL)")
     if max_examples < 1:
         raise ValueError("max_examples must be at least 1")
-    path = resolve_contract(contract, contracts_dir)
-    raw = load_raw(path)
-    target = url if url is not None else f"in-process {type(app).__qualname__} app"
-    report = ContractReport(product=path.stem, contract=path, target=target)
     started = time.monotonic()
-
-    report.errors.extend(lint_contract(path, raw))
-    ops = operations(raw)
-    if operation_ids is not None:
-        known = {op.operation_id for op in ops}
-        missing = sorted(set(operation_ids) - known)
-        if missing:
-            report.errors.append(f"{path.name}: unknown operationIds {missing}")
-        skipped = [op for op in ops if op.operation_id not in set(operation_ids)]
-        ops = [op for op in ops if op.operation_id in set(operation_ids)]
-    else:
-        skipped = []
+    loaded = _load(contract, contracts_dir, schema_url, operation_ids, request_timeout)
+    target = url if url is not None else f"in-process {type(app).__qualname__} app"
+    report = ContractReport(product=loaded.product, contract=loaded.source, target=target)
+    report.errors.extend(loaded.problems)
     if report.errors:
         report.duration = time.monotonic() - started
         return report
@@ -309,14 +353,14 @@ def run_contract(
         deterministic=deterministic,
         phases=phases,
         request_timeout=request_timeout,
-        ops=ops,
-        skipped=skipped,
+        ops=loaded.ops,
+        skipped=loaded.skipped,
     )
     schema: schemathesis.BaseSchema
     try:
-        schema = schemathesis.openapi.from_path(path, config=config)
+        schema = loaded.schema(config)
     except LoaderError as exc:
-        report.errors.append(f"{path.name}: schemathesis cannot load the contract: {exc}")
+        report.errors.append(f"{loaded.source}: schemathesis cannot load the contract: {exc}")
         report.duration = time.monotonic() - started
         return report
     if app is not None:
@@ -334,7 +378,7 @@ def run_contract(
             asgi_lifespans.shutdown_lifespans()
     _post_checks(
         collector,
-        ops,
+        loaded.ops,
         key=key,
         fail_on_missing_auth=fail_on_missing_auth,
         fail_on_rate_limited=fail_on_rate_limited,
@@ -351,6 +395,7 @@ def load_schema(
     url: str | None = None,
     key: str | None = None,
     contracts_dir: str | os.PathLike[str] | None = None,
+    schema_url: str | None = None,
     max_examples: int = DEFAULT_MAX_EXAMPLES,
     seed: int = DEFAULT_SEED,
     deterministic: bool = True,
@@ -368,19 +413,9 @@ def load_schema(
     """
     if (app is None) == (url is None):
         raise ValueError("pass exactly one of `app` (in-process ASGI app) or `url` (live base URL)")
-    path = resolve_contract(contract, contracts_dir)
-    raw = load_raw(path)
-    problems = lint_contract(path, raw)
-    if problems:
-        raise ContractError("\n".join(problems))
-    ops = operations(raw)
-    skipped: list[OperationInfo] = []
-    if operation_ids is not None:
-        missing = sorted(set(operation_ids) - {op.operation_id for op in ops})
-        if missing:
-            raise ContractError(f"{path.name}: unknown operationIds {missing}")
-        skipped = [op for op in ops if op.operation_id not in set(operation_ids)]
-        ops = [op for op in ops if op.operation_id in set(operation_ids)]
+    loaded = _load(contract, contracts_dir, schema_url, operation_ids, request_timeout)
+    if loaded.problems:
+        raise ContractError("\n".join(loaded.problems))
     config = build_config(
         base_url=url.rstrip("/") if url is not None else IN_PROCESS_BASE_URL,
         key=key,
@@ -390,10 +425,10 @@ def load_schema(
         deterministic=deterministic,
         phases=phases,
         request_timeout=request_timeout,
-        ops=ops,
-        skipped=skipped,
+        ops=loaded.ops,
+        skipped=loaded.skipped,
     )
-    schema: schemathesis.BaseSchema = schemathesis.openapi.from_path(path, config=config)
+    schema = loaded.schema(config)
     if app is not None:
         schema.app = app
     return schema
@@ -406,6 +441,7 @@ def check_contract(
     url: str | None = None,
     key: str | None = None,
     contracts_dir: str | os.PathLike[str] | None = None,
+    schema_url: str | None = None,
     max_examples: int = DEFAULT_MAX_EXAMPLES,
     seed: int = DEFAULT_SEED,
     deterministic: bool = True,
@@ -424,6 +460,7 @@ def check_contract(
         url=url,
         key=key,
         contracts_dir=contracts_dir,
+        schema_url=schema_url,
         max_examples=max_examples,
         seed=seed,
         deterministic=deterministic,

@@ -119,6 +119,46 @@ async def test_batch_needs_the_pro_plan(
         assert result.text == item["data"]
 
 
+@pytest.mark.parametrize(
+    ("items", "duplicate"),
+    [
+        (
+            [{"id": "a", "data": "first"}, {"id": "a", "data": "second"}],
+            "'a' is the id of items 1 and 2",
+        ),
+        # A caller's "1" on item 2 would read like item 1's position.
+        ([{"data": "first"}, {"id": "1", "data": "second"}], "'1' is the id of items 1 and 2"),
+        (
+            [{"id": "3", "data": "a"}, {"data": "b"}, {"data": "c"}],
+            "'3' is the id of items 1 and 3",
+        ),
+    ],
+)
+async def test_batch_ids_must_be_unique_positions_included(
+    gateway_factory: GatewayFactory, items: list[dict[str, str]], duplicate: str
+) -> None:
+    gateway = await gateway_factory(plugins=["code"])
+    headers = await _key(gateway, "pro")
+    async with gateway_client(gateway) as client:
+        response = await client.post("/v1/code/batch/qr", json={"items": items}, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["detail"] == (
+        f"Invalid request body: item ids must be unique within a batch; {duplicate}"
+    )
+
+
+async def test_batch_result_ids_are_strings_and_null_means_the_position(
+    gateway_factory: GatewayFactory,
+) -> None:
+    gateway = await gateway_factory(plugins=["code"])
+    headers = await _key(gateway, "pro")
+    items = [{"data": "one"}, {"id": None, "data": "two"}, {"id": "2nd", "data": "three"}]
+    async with gateway_client(gateway) as client:
+        response = await client.post("/v1/code/batch/qr", json={"items": items}, headers=headers)
+    assert response.status_code == 200
+    assert [item["id"] for item in response.json()["data"]] == ["1", "2", "2nd"]
+
+
 async def test_usage_reports_the_current_window(gateway_factory: GatewayFactory) -> None:
     gateway = await gateway_factory(plugins=["code"])
     headers = await _key(gateway, "starter")

@@ -260,14 +260,32 @@ def render_qr(request: QrRequest) -> RenderedImage:
     )
 
 
+def _batch_ids(request: BatchQrRequest) -> list[str]:
+    """Each item's ``id``, or its 1-based position (``"1"``, ``"2"``, ...) when it has none.
+
+    Raises :class:`RenderError` when two items would share one, so that every result can be
+    told apart by its ``id`` (a caller's ``"1"`` on item 2 collides with item 1's position).
+    """
+    ids = [item.id if item.id is not None else str(n) for n, item in enumerate(request.items, 1)]
+    first: dict[str, int] = {}
+    for position, item_id in enumerate(ids, start=1):
+        if item_id in first:
+            raise RenderError(
+                "Invalid request body: item ids must be unique within a batch; "
+                f"{item_id!r} is the id of items {first[item_id]} and {position}"
+            )
+        first[item_id] = position
+    return ids
+
+
 def render_batch(request: BatchQrRequest) -> BatchQrResponse:
     """Render every item with the shared options; any failure fails the whole batch.
 
-    Items without an ``id`` get their 1-based position (``"1"``, ``"2"``, ...).
+    Results carry the ids of :func:`_batch_ids`, in request order.
     """
     results: list[BatchQrResult] = []
-    for position, item in enumerate(request.items, start=1):
-        item_id = item.id if item.id is not None else str(position)
+    ids = _batch_ids(request)
+    for position, (item_id, item) in enumerate(zip(ids, request.items, strict=True), start=1):
         try:
             image = _render_qr(
                 item.data,

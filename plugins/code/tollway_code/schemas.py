@@ -98,7 +98,7 @@ class BarcodeRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class BatchQrItem(msgspec.Struct, forbid_unknown_fields=True):
-    """One QR code of a batch."""
+    """One QR code of a batch; without an ``id`` its result's is its 1-based position."""
 
     data: QrData
     id: Annotated[str, msgspec.Meta(max_length=64)] | None = None
@@ -120,6 +120,7 @@ class BatchQrResult(msgspec.Struct):
     """One rendered QR code of a batch, embedded as a base64 data URL."""
 
     id: str
+    """The item's ``id``, else its 1-based position as a string; unique in the batch."""
     data: str
     format: QrFormat
     width: int
