@@ -5,6 +5,7 @@ The names plugin authors need are exported here; everything else is internal.
 
 from litestar.di import NamedDependency
 
+from tollway.bodies import decode_json_body
 from tollway.errors import (
     ApiError,
     BadRequest,
@@ -18,6 +19,7 @@ from tollway.errors import (
     Unauthorized,
     UnavailableForLegalReasons,
     UnprocessableEntity,
+    UnsupportedMediaType,
 )
 from tollway.gateway import Gateway
 from tollway.hookspecs import hookimpl
@@ -52,6 +54,8 @@ __all__ = [
     "Unauthorized",
     "UnavailableForLegalReasons",
     "UnprocessableEntity",
+    "UnsupportedMediaType",
+    "decode_json_body",
     "hookimpl",
     "load_settings",
     "verify_signature",

@@ -1,27 +1,99 @@
-"""Strict JSON request bodies.
+"""Client JSON bodies: one decoder that answers every hostile body with a 4xx.
+
+:func:`decode_json_body` is how a client's JSON is read, by the core and by plugins.
+Whatever the bytes, it returns a value of the requested type or raises
+:class:`~tollway.errors.BadRequest` with a short message: invalid UTF-8 (lone
+surrogates included), malformed JSON, nesting deeper than :data:`MAX_DEPTH`,
+integers outside 64 bits, numbers out of range, a key repeated in one object, or a
+value of the wrong type. Never another exception, so never a 500 or a logged
+traceback.
 
 Litestar converts bodies leniently (``strict=False``: ``0`` passes as ``false``,
 ``"5"`` as ``5``), which would let schema-violating input through. Every route whose
-``data`` parameter is a JSON body gets a ``before_request`` step that decodes the raw
-body strictly into the declared type first and answers 400 naming the offending field.
-Handlers keep declaring ``data: JSONBody[Struct]``, so the OpenAPI document is unchanged.
+``data`` parameter is a JSON body gets a ``before_request`` step that refuses other
+media types (415) and decodes the raw body strictly first. Handlers keep declaring
+``data: JSONBody[Struct]``, so the OpenAPI document is unchanged.
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from litestar import Request
 from litestar.enums import RequestEncodingType
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import BodyKwarg
+from litestar.types import Scope
 
-from tollway.errors import BadRequest
+from tollway.errors import BadRequest, UnsupportedMediaType
+
+T = TypeVar("T")
 
 RequestStep = Callable[[Request[Any, Any, Any]], Awaitable[Any]]
 """A ``before_request`` step: returns ``None`` to go on, or a response to stop."""
+
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects a body may have. Our bodies need a
+handful of levels. msgspec's own limit is the interpreter's recursion limit (it
+raises ``RecursionError`` at about 990 levels), far more than any walk of the value in
+Python survives."""
+
+MAX_MESSAGE = 200
+"""Error messages quote the client's input (a key, a path); this bounds them."""
+
+_INT64 = range(-(2**63), 2**63)
+"""Integers a body may hold: what database columns and most JSON clients can."""
+
+_TOO_DEEP = f"Request body is nested more than {MAX_DEPTH} levels deep"
+
+
+def decode_json_body(body: bytes, into: type[T]) -> T:
+    """``body`` decoded strictly into ``into`` (a type msgspec decodes, built once per
+    type), or :class:`~tollway.errors.BadRequest` saying why not. Whole-number floats
+    count as integers, as in JSON Schema (``144.0`` for ``144``)."""
+    decoder: msgspec.json.Decoder[T] = _DECODERS[into]
+    try:
+        return _decode(body, decoder)
+    except msgspec.ValidationError as error:
+        message = f"Invalid request body: {error}"
+    except (msgspec.DecodeError, json.JSONDecodeError) as error:
+        # (The json module reads only what msgspec accepted; should they ever disagree,
+        # the client still gets a 400.)
+        message = f"Request body is not valid JSON: {error}"
+    except UnicodeDecodeError:
+        message = "Request body is not valid UTF-8"
+    except RecursionError:
+        message = _TOO_DEEP
+    raise BadRequest(_shortened(message))
+
+
+def is_json_media_type(content_type: bytes) -> bool:
+    """Whether a ``Content-Type`` value is ``application/json`` or
+    ``application/<anything>+json``, with any parameters."""
+    essence = content_type.partition(b";")[0].strip().lower()
+    return essence == b"application/json" or (
+        essence.startswith(b"application/") and essence.endswith(b"+json")
+    )
+
+
+def refuse_other_media_types(scope: Scope) -> None:
+    """415 when the request declares a ``Content-Type`` that is not JSON. A request
+    without one is read as JSON: scripts often send none (``requests.post(url,
+    data=...)``), and without cookies or ambient credentials there is no cross-site
+    request to guard against."""
+    for name, value in scope["headers"]:
+        if name == b"content-type" and not is_json_media_type(value):
+            declared = value.decode("latin-1")
+            raise UnsupportedMediaType(
+                _shortened(
+                    f"Content-Type {declared!r} is not supported: "
+                    "send the body as JSON with 'Content-Type: application/json'"
+                )
+            )
 
 
 def strict_body_step(handler: HTTPRouteHandler) -> RequestStep | None:
@@ -32,25 +104,96 @@ def strict_body_step(handler: HTTPRouteHandler) -> RequestStep | None:
     kwarg = field.kwarg_definition
     if isinstance(kwarg, BodyKwarg) and kwarg.media_type != RequestEncodingType.JSON:
         return None
-    decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(field.annotation)
+    into = field.annotation
+    _DECODERS[into]  # an unsupported type fails at start-up, not on the first request
 
     async def check_body(request: Request[Any, Any, Any]) -> None:
-        body = await request.body()
-        try:
-            decoder.decode(body)
-        except msgspec.ValidationError as error:
-            # JSON Schema counts 144.0 as an integer; msgspec's strict mode does not.
-            if not _valid_with_integral_floats(body, field.annotation):
-                raise BadRequest(f"Invalid request body: {error}") from None
-        except msgspec.DecodeError as error:
-            raise BadRequest(f"Request body is not valid JSON: {error}") from None
+        refuse_other_media_types(request.scope)
+        decode_json_body(await request.body(), into)
 
     return check_body
 
 
+class _Decoders(dict[Any, "msgspec.json.Decoder[Any]"]):
+    """One msgspec decoder per type, made on first use."""
+
+    def __missing__(self, into: Any) -> msgspec.json.Decoder[Any]:
+        decoder = self[into] = msgspec.json.Decoder(into)
+        return decoder
+
+
+_DECODERS = _Decoders()
+
+
+def _decode(body: bytes, decoder: msgspec.json.Decoder[T]) -> T:
+    try:
+        value = decoder.decode(body)
+    except msgspec.ValidationError as error:
+        # Whole-number floats are the one thing the strict decoder refuses that JSON
+        # Schema allows; other refusals cannot be mended by converting them.
+        if "got `float`" not in str(error):
+            raise
+        msgspec.json.decode(body)  # the strict decode stopped at the error: all JSON?
+        tree = _checked_tree(body)
+        try:
+            converted: T = msgspec.convert(_integral_floats_as_ints(tree), decoder.type)
+        except msgspec.ValidationError:
+            raise error from None
+        return converted
+    _checked_tree(body)
+    return value
+
+
+def _checked_tree(body: bytes) -> Any:
+    """The generic value of a body msgspec accepts as JSON, refusing what msgspec lets
+    through: repeated keys, integers outside 64 bits and deep nesting. The json
+    module, unlike msgspec, reports every key and integer as it reads them. The bytes
+    are decoded here, strictly: given bytes, ``json.loads`` would let UTF-8-encoded
+    surrogates through (``surrogatepass``), in keys msgspec skipped without reading."""
+    text = body.decode("utf-8")
+    tree = json.loads(text, object_pairs_hook=_unique_keys, parse_int=_int64)
+    # Nesting deeper than MAX_DEPTH needs more brackets than that: a cheap test first.
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _nested_too_deep(tree):
+        raise BadRequest(_TOO_DEEP)
+    return tree
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        [(repeated, _)] = Counter(key for key, _ in pairs).most_common(1)
+        raise BadRequest(_shortened(f"Request body repeats the key {repeated!r} in one object"))
+    return value
+
+
+def _int64(literal: str) -> int:
+    # A longer literal cannot fit (and Python refuses to read one of 4,300 digits).
+    if len(literal) <= len(str(_INT64.start)) and (value := int(literal)) in _INT64:
+        return value
+    raise BadRequest("Invalid request body: integers must fit in 64 bits")
+
+
+def _nested_too_deep(tree: Any) -> bool:
+    """Whether ``tree`` nests more than MAX_DEPTH containers, level by level (no
+    recursion, whatever the depth)."""
+    level = [tree]
+    for _ in range(MAX_DEPTH):
+        level = [
+            child
+            for item in level
+            if isinstance(item, list | dict)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return any(isinstance(item, list | dict) for item in level)
+
+
 def _integral_floats_as_ints(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+    """``value`` with whole-number floats that fit in 64 bits as ints (recursive: only
+    called on trees :func:`_checked_tree` has bounded to MAX_DEPTH)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and int(value) in _INT64 else value
     if isinstance(value, list):
         return [_integral_floats_as_ints(item) for item in value]
     if isinstance(value, dict):
@@ -58,11 +201,5 @@ def _integral_floats_as_ints(value: Any) -> Any:
     return value
 
 
-def _valid_with_integral_floats(body: bytes, annotation: Any) -> bool:
-    """Whether the body is valid once whole-number floats count as integers (only
-    tried after a strict failure, so ordinary requests pay nothing)."""
-    try:
-        msgspec.convert(_integral_floats_as_ints(msgspec.json.decode(body)), annotation)
-    except msgspec.MsgspecError:
-        return False
-    return True
+def _shortened(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"

@@ -63,6 +63,10 @@ class PayloadTooLarge(ApiError):
     status_code = 413
 
 
+class UnsupportedMediaType(ApiError):
+    status_code = 415
+
+
 class UnprocessableEntity(ApiError):
     status_code = 422
 

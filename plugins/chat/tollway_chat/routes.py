@@ -241,7 +241,7 @@ def _last_event_id(request: Request[Any, Any, Any], after: int | None) -> int:
     if after is not None:
         return after
     header = request.headers.get("last-event-id", "")
-    if not header.isdigit() or len(header) > 18:
+    if not (header.isascii() and header.isdigit()) or len(header) > 18:
         return 0
     return min(int(header), MAX_ROW_ID)  # past the last possible id: nothing to replay
 
