@@ -8,11 +8,11 @@ from typing import Any
 
 from litestar import Litestar, Request, Response, Router
 from litestar.di import Provide
-from litestar.exceptions import HTTPException, ValidationException
-from litestar.handlers import HTTPRouteHandler
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.exceptions import HTTPException, MethodNotAllowedException, ValidationException
+from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
+from litestar.params import ParameterKwarg
 from litestar.types import AfterRequestHookHandler, Empty, Scope
+from litestar.utils import normalize_path
 
 from tollway.bodies import RequestStep, strict_body_step
 from tollway.db.database import unavailable as database_unavailable
@@ -21,8 +21,11 @@ from tollway.gateway import Gateway
 from tollway.observability.health import Readiness, health_routes
 from tollway.observability.metrics import metrics_route
 from tollway.observability.responses import OBSERVED, response_observer
+from tollway.openapi import ApiReference
 from tollway.pipeline import (
     GATE,
+    PATH_REPORT,
+    REPORT,
     Caller,
     Gate,
     Pipeline,
@@ -32,6 +35,7 @@ from tollway.pipeline import (
     stamp_response_headers,
     start_request,
 )
+from tollway.query import utf8_query_strings
 from tollway.registry import RegistrationError
 
 log = logging.getLogger("tollway")
@@ -59,6 +63,7 @@ def create_app(gateway: Gateway) -> Litestar:
     app = Litestar(
         route_handlers=[*routers, *health_routes(readiness), metrics_route(gateway)],
         before_send=[stamp_response_headers, response_observer(gateway)],
+        middleware=[utf8_query_strings],
         exception_handlers={Exception: _error_handler(gateway)},
         dependencies={
             "caller": Provide(provide_caller, sync_to_thread=False),
@@ -66,18 +71,8 @@ def create_app(gateway: Gateway) -> Litestar:
         },
         on_startup=[gateway.start],
         on_shutdown=[gateway.stop, readiness.close],
-        openapi_config=OpenAPIConfig(
-            title="tollway",
-            version="1.0.0",
-            path="/schema",
-            components=Components(
-                security_schemes={
-                    SECURITY_SCHEME: SecurityScheme(
-                        type="http", scheme="bearer", description="Authorization: Bearer <API key>"
-                    )
-                }
-            ),
-        ),
+        # Serves the products' contracts; app.openapi_schema stays the generated one.
+        openapi_config=ApiReference(gateway).openapi_config(),
         debug=gateway.settings.debug,
         # JSON logs are set up by tollway.observability.logs; Litestar's own logging
         # set-up would replace the root handler writing them.
@@ -164,14 +159,43 @@ def chain_steps(steps: list[RequestStep]) -> RequestStep:
     return run_steps
 
 
-def _validation_message(error: ValidationException) -> str:
+def _validation_message(error: ValidationException, handler: BaseRouteHandler | None) -> str:
+    """``Invalid request: <name>: <problem>; ...``, naming each parameter as the client
+    sends it: Litestar reports the handler's argument (``content``), not the name it
+    is declared under (``QueryParameter(name="data")``)."""
+    parameters = handler.parsed_fn_signature.parameters if handler is not None else {}
     problems = []
     for item in error.extra if isinstance(error.extra, list) else []:
         if isinstance(item, dict):
             key = item.get("key")
             message = item.get("message", "invalid value")
+            if key and item.get("source") != "body":
+                argument, dot, rest = key.partition(".")
+                field = parameters.get(argument)
+                declared = field.kwarg_definition if field is not None else None
+                if isinstance(declared, ParameterKwarg) and declared.name:
+                    key = f"{declared.name}{dot}{rest}"
             problems.append(f"{key}: {message}" if key else str(message))
     return "Invalid request: " + ("; ".join(problems) if problems else str(error.detail))
+
+
+def _handler_of_path(
+    request: Request[Any, Any, Any], refusal: MethodNotAllowedException
+) -> BaseRouteHandler | None:
+    """A handler of the path a 405 answers, found by one of the methods its ``Allow``
+    header lists: Litestar's router chose none, yet the path's product and rate limit
+    report are the route's."""
+    method = (refusal.headers or {}).get("allow", "").split(",")[0].strip()
+    if not method:
+        return None
+    path = request.scope["path"]
+    if root_path := request.scope.get("root_path"):
+        path = path.split(root_path, maxsplit=1)[-1]  # as Litestar's router does
+    try:
+        _, handler, *_ = request.app.asgi_router.handle_routing(normalize_path(path), method)
+    except HTTPException:
+        return None
+    return handler
 
 
 def _error_handler(gateway: Gateway) -> Any:
@@ -182,6 +206,10 @@ def _error_handler(gateway: Gateway) -> Any:
         scope: Scope = request.scope
         start_request(scope)  # a no-op unless the request matched no route
         handler = scope.get("route_handler")
+        if handler is None and isinstance(error, MethodNotAllowedException):
+            handler = _handler_of_path(request, error)
+            if handler is not None and (report := handler.opt.get(REPORT)) is not None:
+                scope["state"][PATH_REPORT] = report
         gate: Gate | None = handler.opt.get(GATE) if handler is not None else None
         product = gate.product if gate is not None else registry.product_for_path(scope["path"])
         rid = request_id(scope)
@@ -195,7 +223,7 @@ def _error_handler(gateway: Gateway) -> Any:
                 error.extra,
             )
         elif isinstance(error, ValidationException):
-            status, message = 400, _validation_message(error)
+            status, message = 400, _validation_message(error, handler)
         elif isinstance(error, HTTPException):
             status, message = error.status_code, str(error.detail)
             headers = dict(error.headers or {})

@@ -97,7 +97,10 @@ def tollway_register_routes(
     in its ``opt``: ``scope="code:qr:generate"``, ``admin=True`` or ``public=True``.
     A keyed handler that declares none, or an unregistered scope, fails start-up.
     ``admit=<async step(request)>`` adds a product's own admission step, run before
-    the body is read (keyless products use it to rate-limit by client address).
+    the body is read (keyless products use it to rate-limit by client address);
+    ``report=<async step(scope)>`` then puts the caller's rate limit headers on the
+    answers that admission never reached (405, 413, automatic ``OPTIONS``), without
+    counting anything.
     """
 
 

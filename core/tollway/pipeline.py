@@ -5,7 +5,8 @@ read, so a request without a valid key never costs body decoding. (Not a Litesta
 guard: Litestar copies the route handler for every guard call, which cost more than
 all the checks here.) What it learns is left in the ASGI scope's state: the caller for
 the handler, the rate limit headers for the ``before_send`` hook that stamps every
-response.
+response. A product admitting requests its own way also reports its window on the
+responses its admission never reached (see :data:`REPORT`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,19 @@ CALLER = "tollway.caller"
 RESPONSE_HEADERS = "tollway.headers"
 REQUEST_ID = "tollway.request_id"
 STARTED = "tollway.started"
+PATH_REPORT = "tollway.path_report"
+"""Scope state key: the :data:`REPORT` step of the path a 405 answers, where no route
+handler (and so no ``opt``) was chosen."""
+
+REPORT = "report"
+"""Route ``opt`` key: ``report=<async step(scope)>`` puts the caller's rate limit
+headers in the scope state, as admission does, without counting anything. It runs when
+a response of the route goes out without them: an automatic ``OPTIONS`` answer, a
+request refused before its admission ran (a body too large), a 405 for the route's
+path. Products counting requests their own way (``admit=...``) set it, so that every
+response carries their window."""
+
+Reporter = Callable[[Scope], Awaitable[None]]
 
 _REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{8,128}")
 _BEARER = "bearer "
@@ -116,7 +130,8 @@ def start_request(scope: Scope) -> None:
 
 
 async def stamp_response_headers(message: Message, scope: Scope) -> None:
-    """``before_send`` hook: every response gets its request id and rate limit headers."""
+    """``before_send`` hook: every response gets its request id and rate limit headers,
+    reported by the route's :data:`REPORT` step when no admission left any."""
     if message["type"] != "http.response.start":
         return
     headers = message.get("headers")
@@ -124,9 +139,30 @@ async def stamp_response_headers(message: Message, scope: Scope) -> None:
         # Litestar hands over a fresh list per response; anything else is copied.
         headers = message["headers"] = list(headers or ())
     headers.append((b"x-request-id", request_id(scope).encode()))
-    extra = scope["state"].get(RESPONSE_HEADERS)
+    state = scope["state"]
+    extra = state.get(RESPONSE_HEADERS)
+    if extra is None:
+        extra = await _reported_headers(scope, state)
     if extra:
         headers.extend(extra)
+
+
+async def _reported_headers(scope: Scope, state: dict[str, Any]) -> list[tuple[bytes, bytes]]:
+    handler = scope.get("route_handler")
+    report: Reporter | None = state.get(PATH_REPORT) or (
+        handler.opt.get(REPORT) if handler is not None else None
+    )
+    if report is None:
+        return []
+    try:
+        await report(scope)
+    except Exception:
+        # The answer is decided and about to go out: a report that cannot be made (its
+        # limiter or database unreachable) leaves the headers out, never the answer.
+        log.warning("rate limit report failed for %s", scope["path"], exc_info=True)
+        return []
+    reported: list[tuple[bytes, bytes]] = state.get(RESPONSE_HEADERS, [])
+    return reported
 
 
 def _bearer_token(scope: Scope) -> str | None:
@@ -192,31 +228,44 @@ class Pipeline:
         plan = self.plans[product].get(plan_name) if plan_name is not None else None
         if plan is None:
             raise Forbidden(f"No active subscription to the '{product}' product")
-        if gate.admin and not principal.is_admin:
-            raise Forbidden("This endpoint requires an admin API key")
         quota = self._quotas[(product, plan.name)]
         key = f"{product}:{principal.account_id}"
-        if gate.scope is not None and not self.checker.grants(principal.scopes, gate.scope):
-            await self._decide(scope, key, quota, consume=False)
-            raise Forbidden(f"API key lacks the required scope '{gate.scope}'")
-        decision = await self._decide(scope, key, quota, consume=True)
-        if decision is not None and not decision.allowed:
-            raise TooManyRequests(
-                f"Rate limit of {decision.limit} requests per day for the '{product}' "
-                f"product exceeded; retry after {decision.retry_after} s"
-            )
-        return Caller(principal, gate.product, plan, decision)
-
-    async def _decide(
-        self, scope: Scope, key: str, quota: Quota, *, consume: bool
-    ) -> Decision | None:
-        check = self.limiter.hit if consume else self.limiter.peek
+        refusal = self._refusal(principal, gate)
+        if refusal is not None:
+            await self._report(scope, key, quota)
+            raise refusal
         decision = await apply_failure_policy(
-            check(key, quota), self.failure_policy, key, on_unavailable=self.on_limiter_error
+            self.limiter.hit(key, quota),
+            self.failure_policy,
+            key,
+            on_unavailable=self.on_limiter_error,
         )
         if decision is not None:
             scope["state"][RESPONSE_HEADERS] = decision.headers()
-        return decision
+            if not decision.allowed:
+                raise TooManyRequests(
+                    f"Rate limit of {decision.limit} requests per day for the '{product}' "
+                    f"product exceeded; retry after {decision.retry_after} s"
+                )
+        return Caller(principal, gate.product, plan, decision)
+
+    def _refusal(self, principal: Principal, gate: Gate) -> Forbidden | None:
+        if gate.admin and not principal.is_admin:
+            return Forbidden("This endpoint requires an admin API key")
+        if gate.scope is not None and not self.checker.grants(principal.scopes, gate.scope):
+            return Forbidden(f"API key lacks the required scope '{gate.scope}'")
+        return None
+
+    async def _report(self, scope: Scope, key: str, quota: Quota) -> None:
+        """A refused subscriber still learns its window, without spending it; the
+        refusal stands even when the limiter cannot be reached."""
+        try:
+            decision = await self.limiter.peek(key, quota)
+        except RateLimiterUnavailable:
+            log.warning("rate limiter unreachable; refusing %s without rate limit headers", key)
+            return
+        # Retry-After belongs to the 429 alone, even when this window is used up.
+        scope["state"][RESPONSE_HEADERS] = decision.headers(retry_after=False)
 
 
 async def apply_failure_policy(

@@ -61,12 +61,16 @@ class Decision(msgspec.Struct, frozen=True, gc=False):
     policy: str
     window: int
 
-    def headers(self, now: float | None = None) -> list[tuple[bytes, bytes]]:
+    def headers(
+        self, now: float | None = None, *, retry_after: bool = True
+    ) -> list[tuple[bytes, bytes]]:
         """ASGI response headers: ``X-RateLimit-*``, the IETF ``RateLimit`` and
         ``RateLimit-Policy`` fields, and ``Retry-After`` when denied.
 
         ``now`` (epoch seconds, default the wall clock) turns ``reset_at`` into the
-        relative ``t=`` the IETF draft asks for.
+        relative ``t=`` the IETF draft asks for. ``retry_after=False`` leaves
+        ``Retry-After`` out even when denied: for a response that only reports the
+        window (a 403 after a peek), since ``Retry-After`` belongs to the 429 alone.
         """
         if now is None:
             now = time.time()
@@ -81,7 +85,7 @@ class Decision(msgspec.Struct, frozen=True, gc=False):
             policy_header,
             (b"ratelimit", b"%s;r=%d;t=%d" % (name, self.remaining, reset_in)),
         ]
-        if not self.allowed:
+        if retry_after and not self.allowed:
             headers.append((b"retry-after", b"%d" % self.retry_after))
         return headers
 

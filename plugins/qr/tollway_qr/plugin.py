@@ -8,6 +8,7 @@ from typing import Any
 from litestar import Router
 
 from tollway import Gateway, Plan, Product, hookimpl
+from tollway.pipeline import REPORT
 from tollway_qr.routes import ROUTES
 from tollway_qr.service import ANONYMOUS, SCOPE, SERVICE, QrService
 
@@ -54,4 +55,7 @@ def tollway_register_plans(register: Callable[[str, Plan], None]) -> None:
 def tollway_register_routes(
     register: Callable[[str, Sequence[Any]], None], gateway: Gateway
 ) -> None:
-    register("qr", [Router("/", route_handlers=ROUTES, opt={SERVICE: QrService(gateway)})])
+    service = QrService(gateway)
+    # On the router, so that Litestar's own OPTIONS answers report the window too.
+    opt = {SERVICE: service, REPORT: service.report}
+    register("qr", [Router("/", route_handlers=ROUTES, opt=opt)])

@@ -1,4 +1,4 @@
-"""HTTP handlers of the public QR API: ``GET /api/qr`` and ``POST /api/qr/json``.
+"""HTTP handlers of the public QR API: ``GET``/``HEAD /api/qr`` and ``POST /api/qr/json``.
 
 Admission (tiers and limits) runs before each handler as the route's ``admit`` step;
 the handlers validate, filter, and render through the cache.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from litestar import Request, Response, get, post
+from litestar import Request, Response, post, route
 from litestar.params import FromQuery, JSONBody, QueryParameter
 
 from tollway_code.render import data_url
@@ -28,7 +28,13 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-@get("/", admit=admit_image, media_type="image/png", sync_to_thread=False)
+@route(
+    "/",
+    http_method=["GET", "HEAD"],
+    admit=admit_image,
+    media_type="image/png",
+    sync_to_thread=False,
+)
 def qr_image(
     request: Request[Any, Any, Any],
     content: Annotated[str, QueryParameter(name="data", min_length=1, max_length=2048)],
@@ -40,7 +46,8 @@ def qr_image(
     ecc: FromQuery[Ecc] = "M",
     api_key: Annotated[str | None, QueryParameter(max_length=200)] = None,
 ) -> Response[bytes]:
-    """The QR code as image bytes, cacheable for an hour."""
+    """The QR code as image bytes, cacheable for an hour; ``HEAD`` answers the same
+    without the bytes (CDNs check freshness and size with it)."""
     service = service_of(request)
     qr = QrRequest(content, format, size, ecc, margin, dark, light)
     key, etag = service.identify(qr)
@@ -48,6 +55,9 @@ def qr_image(
     if _matches(request.headers.get("if-none-match"), etag):
         return Response(b"", status_code=304, headers=headers)
     image = service.render(qr, key)
+    if request.method == "HEAD":
+        headers["Content-Length"] = str(len(image.content))
+        return Response(b"", media_type=image.media_type, headers=headers)
     return Response(image.content, media_type=image.media_type, headers=headers)
 
 

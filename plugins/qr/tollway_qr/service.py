@@ -7,7 +7,6 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
 from litestar import Request
 from litestar.types import Scope
 
@@ -19,10 +18,11 @@ from tollway import (
     TooManyRequests,
     Unauthorized,
     UnavailableForLegalReasons,
+    decode_json_body,
 )
 from tollway.net import ClientAddress
 from tollway.pipeline import RESPONSE_HEADERS, apply_failure_policy
-from tollway.ratelimit import Algorithm, Decision, Quota
+from tollway.ratelimit import Algorithm, Decision, Quota, RateLimiterUnavailable
 from tollway_code.render import RenderedImage, RenderError, render_qr
 from tollway_code.schemas import QrRequest
 from tollway_qr.blocklist import Blocklist
@@ -37,11 +37,20 @@ SCOPE = "qr:generate"
 WINDOW = 60
 SERVICE = "tollway_qr.service"
 """Key of the service in the routes' ``opt``."""
+MAX_QUERY_BYTES = 32 * 1024
+"""Longest query string the image API reads (414 beyond): room for the longest valid
+request, 2,048 four-byte characters of ``data`` %-encoded (24 KiB), and every other
+parameter. Beyond 64 KiB the server refuses the request itself, before the app sees it
+(see docs/public-qr.md)."""
 
 _BLOCKED_HELP = (
     "QR codes pointing at known phishing or malware sites are not generated. "
     "If you believe this is a mistake, contact the operator of this service."
 )
+
+
+class UriTooLong(ApiError):
+    status_code = 414
 
 
 def iso(epoch: float) -> str:
@@ -79,16 +88,39 @@ class QrService:
     async def admit(self, scope: Scope, kind: str, api_key: str | None) -> None:
         """Count the request against its tier's sliding window; refuse over the limit,
         or for a key that may not be used here (unknown keys count per address)."""
-        plan, counter, refusal = await self._tier(api_key)
-        if counter is None:
-            counter = f"ip:{self._clients.of(scope)}"
-        decision = await self._hit(f"{kind}:{counter}", self._quotas[(plan, kind)])
+        plan, key, refusal = await self._window(scope, kind, api_key)
+        decision = await self._hit(key, self._quotas[(plan, kind)])
         if decision is not None:
             scope["state"][RESPONSE_HEADERS] = decision.headers()
             if not decision.allowed:
                 raise self._too_many(decision, plan, kind)
         if refusal is not None:
             raise refusal
+
+    async def report(self, scope: Scope) -> None:
+        """The route's ``report`` step: the caller's window, peeked, not counted, for
+        answers admission never reached (405, 414, a body too large, ``OPTIONS``).
+        They render nothing, so they cost no quota, and nobody can spend another's
+        window with them. The window is that of the path's API, of the ``api_key`` in
+        the query string when it is a usable key, else of the client address."""
+        kind = JSON if scope["path"].rstrip("/").endswith("/json") else IMAGE
+        api_key = Request(scope).query_params.get("api_key")
+        plan, key, _ = await self._window(scope, kind, api_key)
+        try:
+            decision = await self._limiter.peek(key, self._quotas[(plan, kind)])
+        except RateLimiterUnavailable:
+            return  # answered without headers, as admission does under the open policy
+        # Retry-After belongs to the 429 alone, even when this window is used up.
+        scope["state"][RESPONSE_HEADERS] = decision.headers(retry_after=False)
+
+    async def _window(
+        self, scope: Scope, kind: str, api_key: str | None
+    ) -> tuple[str, str, ApiError | None]:
+        """The plan, limiter key and refusal (if any) of a request to the ``kind`` API."""
+        plan, counter, refusal = await self._tier(api_key)
+        if counter is None:
+            counter = f"ip:{self._clients.of(scope)}"
+        return plan, f"qr:{kind}:{counter}", refusal
 
     async def _tier(self, api_key: str | None) -> tuple[str, str | None, ApiError | None]:
         if not api_key:
@@ -110,8 +142,7 @@ class QrService:
             )
         return plan, f"key:{principal.key_id}", None
 
-    async def _hit(self, counter: str, quota: Quota) -> Decision | None:
-        key = f"qr:{counter}"
+    async def _hit(self, key: str, quota: Quota) -> Decision | None:
         return await apply_failure_policy(
             self._limiter.hit(key, quota),
             self._failure_policy,
@@ -167,7 +198,14 @@ def service_of(request: Request[Any, Any, Any]) -> QrService:
 
 
 async def admit_image(request: Request[Any, Any, Any]) -> None:
-    """Admission step of ``GET /api/qr``: the key is a query parameter."""
+    """Admission step of ``GET`` and ``HEAD /api/qr``: the key is a query parameter.
+    A query string too long for any valid request is refused first (414, reported by
+    the route's ``report`` step, not counted)."""
+    if len(request.scope["query_string"]) > MAX_QUERY_BYTES:
+        raise UriTooLong(
+            f"The query string is longer than {MAX_QUERY_BYTES} bytes; "
+            "data is at most 2048 characters"
+        )
     await service_of(request).admit(request.scope, IMAGE, request.query_params.get("api_key"))
 
 
@@ -175,7 +213,7 @@ async def admit_json(request: Request[Any, Any, Any]) -> None:
     """Admission step of ``POST /api/qr/json``: the key is a body field, read before
     the body is validated so that invalid requests are counted too."""
     try:
-        api_key = msgspec.json.decode(await request.body(), type=ApiKeyField).api_key
-    except msgspec.MsgspecError:
+        api_key = decode_json_body(await request.body(), ApiKeyField).api_key
+    except BadRequest:
         api_key = None  # the body check that follows answers 400
     await service_of(request).admit(request.scope, JSON, api_key)

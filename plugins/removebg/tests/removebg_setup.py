@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw
 
 from tollway import Gateway, testing
 from tollway.testing import GatewayFactory, Tenant, gateway_client
-from tollway_removebg.routes import SCOPES
+from tollway_removebg.scopes import SCOPES
 
 API = "/v1/removebg"
 DISC = (220, 20, 30)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from removebg_setup import API, b64, picture, removebg_setup, tiny_settings
 from sqlalchemy import func, select
 
 from tollway.db import utcnow
+from tollway.net import PublicOrigin
 from tollway.testing import GatewayFactory, gateway_client
-from tollway_removebg.models import Result
+from tollway_removebg.models import Job, Result
 from tollway_removebg.service import service_for
 
 
@@ -98,6 +100,87 @@ async def test_public_url_is_the_base_of_result_urls(
     async with removebg_setup(gateway_factory, removebg_tiny_model, settings=settings) as setup:
         body = await setup.process(image_base64=b64(picture()))
     assert body["result_url"].startswith("https://images.example.com/v1/removebg/results/img_")
+
+
+@pytest.mark.parametrize(
+    ("trusted", "headers", "origin"),
+    [
+        ([], {"Host": "evil.example"}, "http://testserver"),
+        (
+            [],
+            {"X-Forwarded-Host": "evil.example", "X-Forwarded-Proto": "https"},
+            "http://testserver",
+        ),
+        (
+            ["127.0.0.1"],
+            {"X-Forwarded-Host": "api.example.com", "X-Forwarded-Proto": "https"},
+            "https://api.example.com",
+        ),
+        (
+            ["127.0.0.1"],
+            {"X-Forwarded-Host": "evil.example, api.example.com:8443"},
+            "http://api.example.com:8443",
+        ),
+        (["127.0.0.1"], {"X-Forwarded-Host": "evil.example/x?"}, "http://testserver"),
+        (
+            ["127.0.0.1"],
+            {"X-Forwarded-Proto": "gopher", "Host": "evil.example"},
+            "http://testserver",
+        ),
+    ],
+    ids=["host", "untrusted-forwarded", "trusted", "nearest-proxy", "not-a-host", "bad-proto"],
+)
+async def test_result_urls_never_use_a_host_the_client_chose(
+    gateway_factory: GatewayFactory,
+    removebg_tiny_model: Path,
+    trusted: list[str],
+    headers: dict[str, str],
+    origin: str,
+) -> None:
+    """Without ``public_url``: the origin trusted proxies report (the right-most, which
+    the nearest proxy wrote), else the server's own address (``testserver`` in process)."""
+    async with removebg_setup(
+        gateway_factory, removebg_tiny_model, trusted_proxies=trusted
+    ) as setup:
+        processed = await setup.client.post(
+            f"{API}/process",
+            json={"image_base64": b64(picture())},
+            headers={**setup.owner.headers, **headers},
+        )
+        submitted = await setup.client.post(
+            f"{API}/batch",
+            json={"images": [{"url": "https://a.example/x.png"}]},
+            headers={**setup.owner.headers, **headers},
+        )
+        async with setup.gateway.database.transaction() as session:
+            batch_base = await session.scalar(
+                select(Job.base_url).where(Job.id == submitted.json()["job_id"])
+            )
+    assert processed.json()["result_url"].startswith(f"{origin}/v1/removebg/results/img_")
+    assert batch_base == origin
+
+
+@pytest.mark.parametrize(
+    ("scheme", "server", "origin"),
+    [
+        ("http", ("10.0.0.5", 8000), "http://10.0.0.5:8000"),  # uvicorn: the local address
+        ("http", ("0.0.0.0", "8000"), "http://0.0.0.0:8000"),  # granian: where it listens
+        ("https", ("api.internal", 443), "https://api.internal"),
+        ("http", ("::1", "80"), "http://[::1]"),
+        ("http", None, "http://localhost"),
+    ],
+    ids=["uvicorn", "granian", "default-port", "ipv6", "no-address"],
+)
+def test_the_servers_own_origin_is_the_fallback(
+    scheme: str, server: tuple[str, int | str] | None, origin: str
+) -> None:
+    scope = {
+        "scheme": scheme,
+        "server": server,
+        "client": ("203.0.113.9", 5000),
+        "headers": [(b"host", b"evil.example"), (b"x-forwarded-host", b"evil.example")],
+    }
+    assert PublicOrigin(["10.0.0.0/8"]).of(scope) == origin
 
 
 async def test_expired_results_are_deleted(

@@ -63,7 +63,7 @@ def _references(images: list[schemas.BatchImage]) -> list[str]:
 
 
 async def submit(
-    service: RemoveBg, caller: Caller, data: schemas.BatchCreate, request_base: str
+    service: RemoveBg, caller: Caller, data: schemas.BatchCreate, base_url: str
 ) -> schemas.BatchSubmitted:
     references = _references(data.images)
     bg_color = colour(data.bg_color)
@@ -85,7 +85,7 @@ async def submit(
         output_format=data.output_format,
         output_size=data.output_size,
         bg_color=None if bg_color is None else "#{:02x}{:02x}{:02x}".format(*bg_color),
-        base_url=service.base_url(request_base),
+        base_url=base_url,
         created_at=now,
         lease_until=utcnow() + service.batch_lease,
         lease_token=lease_token,

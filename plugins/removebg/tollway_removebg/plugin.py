@@ -1,10 +1,11 @@
-"""Registers the background removal product: descriptor, scopes, plans, tables,
-routes, the batch job, the ``tollway models`` command and the default segmenter."""
+"""Registers the background removal product: descriptor, scopes (and the single-image
+scope covering the batch ones), plans, tables, routes, the batch job, the ``tollway
+models`` command and the default segmenter."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,13 @@ from typing import Any
 from sqlalchemy import MetaData
 
 from tollway import Gateway, Plan, Product, Segmenter, hookimpl
+from tollway.scopes import ScopeChecker
 from tollway_removebg import batch, leases
 from tollway_removebg.commands import add_commands
 from tollway_removebg.models import RemoveBgBase
 from tollway_removebg.quota import CREDITS_LIMIT
-from tollway_removebg.routes import ROUTES, SCOPES
+from tollway_removebg.routes import ROUTES
+from tollway_removebg.scopes import SCOPES, ProcessCoversBatches
 from tollway_removebg.segmenter import RembgSegmenter
 from tollway_removebg.service import PRODUCT, service_for
 from tollway_removebg.settings import load
@@ -45,6 +48,16 @@ def tollway_register_products(register: Callable[[Product], None]) -> None:
 def tollway_register_scopes(register: Callable[[str, str], None]) -> None:
     for name, description in SCOPES.items():
         register(name, description)
+
+
+@hookimpl(wrapper=True)
+def tollway_scope_checker(
+    gateway: Gateway,
+) -> Generator[None, ScopeChecker | None, ScopeChecker | None]:
+    """Whichever checker the deployment uses, ``removebg:images:process`` also grants
+    the batch scopes."""
+    checker = yield
+    return None if checker is None else ProcessCoversBatches(checker)
 
 
 @hookimpl

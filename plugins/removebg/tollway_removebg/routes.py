@@ -9,27 +9,17 @@ from litestar.params import FromPath, JSONBody, PathParameter
 
 from tollway import CurrentCaller, CurrentGateway
 from tollway_removebg import batch, schemas
+from tollway_removebg.scopes import BATCH_READ, BATCH_WRITE, PROCESS, QUOTA_READ
 from tollway_removebg.service import MAX_INLINE_INPUT, service_for
-
-SCOPES = {
-    "removebg:images:process": "Remove the background of single images (and of batches)",
-    "removebg:batch:write": "Submit batch background removal jobs",
-    "removebg:batch:read": "Read the status and results of batch jobs",
-    "removebg:quota:read": "Read the account's background removal credits",
-}
 
 JobId = Annotated[str, PathParameter(min_length=1, max_length=40)]
 MAX_BODY = MAX_INLINE_INPUT * 4 // 3 + 64 * 1024
 """A body carrying the largest accepted ``image_base64`` (base64 adds a third)."""
 
 
-def _base(request: Request[Any, Any, Any]) -> str:
-    return str(request.base_url)
-
-
 @post(
     "/process",
-    scope="removebg:images:process",
+    scope=PROCESS,
     status_code=200,
     request_max_body_size=MAX_BODY,
 )
@@ -40,29 +30,33 @@ async def process_image(
     gateway: CurrentGateway,
 ) -> schemas.ProcessedImage:
     """Cut out one image given by URL or inline as base64; one credit."""
-    return await service_for(gateway).process(caller, data, _base(request))
+    service = service_for(gateway)
+    return await service.process(caller, data, service.base_url(request.scope))
 
 
-@post("/batch", scope="removebg:batch:write", status_code=202)
+@post("/batch", scope=BATCH_WRITE, status_code=202)
 async def create_batch(
     request: Request[Any, Any, Any],
     data: JSONBody[schemas.BatchCreate],
     caller: CurrentCaller,
     gateway: CurrentGateway,
 ) -> schemas.BatchSubmitted:
-    """Up to 100 image URLs, processed in the background; one credit reserved each."""
-    return await batch.submit(service_for(gateway), caller, data, _base(request))
+    """Up to 100 image URLs, processed in the background; one credit reserved each.
+    ``removebg:images:process`` grants it too."""
+    service = service_for(gateway)
+    return await batch.submit(service, caller, data, service.base_url(request.scope))
 
 
-@get("/batch/{job_id:str}", scope="removebg:batch:read")
+@get("/batch/{job_id:str}", scope=BATCH_READ)
 async def get_batch(
     job_id: JobId, caller: CurrentCaller, gateway: CurrentGateway
 ) -> schemas.BatchJob:
-    """Poll every 2 to 5 seconds until ``status`` is ``completed`` or ``failed``."""
+    """Poll every 2 to 5 seconds until ``status`` is ``completed`` or ``failed``.
+    ``removebg:images:process`` grants it too."""
     return await batch.status(service_for(gateway), caller, job_id)
 
 
-@get("/quota", scope="removebg:quota:read")
+@get("/quota", scope=QUOTA_READ)
 async def get_quota(caller: CurrentCaller, gateway: CurrentGateway) -> schemas.Quota:
     return await service_for(gateway).quota(caller)
 

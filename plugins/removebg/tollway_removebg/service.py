@@ -19,6 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from litestar.types import Scope
 
 from tollway import (
     ApiError,
@@ -31,6 +32,7 @@ from tollway import (
     UnprocessableEntity,
 )
 from tollway.db import utcnow
+from tollway.net import PublicOrigin
 from tollway.outbox import Poller
 from tollway.secrets import deployment_secret
 from tollway_removebg import images, leases, quota, results, schemas
@@ -128,6 +130,7 @@ class RemoveBg:
             timeout=self.settings.fetch_timeout,
             max_bytes=self.settings.max_download_bytes,
         )
+        self.origin = PublicOrigin(gateway.settings.trusted_proxies)
         self.clock: Callable[[], datetime] = utcnow
         """Now, as an aware UTC datetime; tests replace it to move time."""
         self._signer: results.Signer | None = None
@@ -163,8 +166,12 @@ class RemoveBg:
             self._signer = results.Signer(secret.encode())
         return self._signer
 
-    def base_url(self, request_base: str) -> str:
-        return (self.settings.public_url or request_base).rstrip("/")
+    def base_url(self, scope: Scope) -> str:
+        """The base of result URLs for a request: ``public_url``, else the origin the
+        request reached (from trusted proxies, else the server's own address), never
+        the client's ``Host`` header, so nobody can make the gateway hand out links to
+        a host of their choosing."""
+        return (self.settings.public_url or self.origin.of(scope)).rstrip("/")
 
     async def fetch(self, url: str) -> bytes:
         try:
@@ -204,7 +211,7 @@ class RemoveBg:
     # One image ----------------------------------------------------------------------
 
     async def process(
-        self, caller: Caller, data: schemas.ProcessRequest, request_base: str
+        self, caller: Caller, data: schemas.ProcessRequest, base_url: str
     ) -> schemas.ProcessedImage:
         has_url = data.image_url is not msgspec.UNSET
         has_inline = data.image_base64 is not msgspec.UNSET
@@ -238,7 +245,7 @@ class RemoveBg:
                     f"{MAX_INLINE_OUTPUT // MiB} MB limit for return_base64; leave "
                     "return_base64 out to get a result_url, or ask for output_size=preview"
                 )
-            return await self._keep(caller, rendered, data.return_base64, period, request_base)
+            return await self._keep(caller, rendered, data.return_base64, period, base_url)
         except BaseException:
             await self._release(account_id, period, CREDITS_PER_IMAGE)
             raise
@@ -249,7 +256,7 @@ class RemoveBg:
         rendered: images.Rendered,
         inline: bool,
         period: str,
-        request_base: str,
+        base_url: str,
     ) -> schemas.ProcessedImage:
         """Store the result (unless returned inline) and charge its credit, together."""
         account_id = caller.principal.account_id
@@ -276,7 +283,7 @@ class RemoveBg:
         signer = await self.signer()
         return schemas.ProcessedImage(
             id=stored.id,
-            result_url=signer.url(self.base_url(request_base), stored.id, stored.expires_at),
+            result_url=signer.url(base_url, stored.id, stored.expires_at),
             result_base64=None,
             width=rendered.width,
             height=rendered.height,

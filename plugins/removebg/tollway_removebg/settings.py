@@ -40,8 +40,9 @@ class RemoveBgSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     batch_poll_interval: float = 10.0
     """Seconds between looks for batches no process holds (never queued, or cut off)."""
     public_url: str | None = None
-    """Base of result URLs (``https://api.example.com``); default: the base URL of the
-    request that made the result."""
+    """Base of result URLs (``https://api.example.com``); default: the origin trusted
+    proxies report (``X-Forwarded-Proto``/``-Host`` from ``trusted_proxies``), else the
+    server's own address, never the request's ``Host`` header."""
 
     def __post_init__(self) -> None:
         if self.fetch_timeout <= 0 or self.result_ttl <= 0 or self.max_download_bytes <= 0:
