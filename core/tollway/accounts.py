@@ -1,7 +1,8 @@
 """Accounts (tenants), their API keys and product subscriptions.
 
 Used by the CLI, the demo bootstrap and the developer product's key endpoints, so the
-rules (known scopes and plans only, key shown once, prefix in listings) live here once.
+rules (unique account names, known products and plans, known scopes and at least one
+unless the key is an admin key, key shown once, prefix in listings) live here once.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway.auth import KeyAuthenticator
@@ -18,6 +19,8 @@ from tollway.db import Database, utcnow
 from tollway.db.models import Account, ApiKey, Subscription
 from tollway.keys import generate_key, hash_key, key_prefix
 from tollway.registry import Plan, Registry
+
+ACTIVE, CANCELLED = "active", "cancelled"
 
 
 class AccountError(ValueError):
@@ -36,6 +39,32 @@ class CreatedKey:
     is_admin: bool
     created_at: datetime
     expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionInfo:
+    """An account's subscription to one product: ``status`` is ``active`` or
+    ``cancelled`` (kept, and made active again by a new subscription)."""
+
+    product: str
+    plan: str
+    status: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AccountInfo:
+    """An account with its subscriptions, by product."""
+
+    id: int
+    name: str
+    created_at: datetime
+    subscriptions: tuple[SubscriptionInfo, ...]
+
+    @property
+    def active_plans(self) -> dict[str, str]:
+        """``{product: plan}`` of the subscriptions in effect."""
+        return {s.product: s.plan for s in self.subscriptions if s.status == ACTIVE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +122,16 @@ class Accounts:
     async def create_account(
         self, name: str, subscriptions: Mapping[str, str] | None = None
     ) -> int:
-        """Create an account subscribed to ``{product: plan}``; returns its id."""
-        if not name.strip():
+        """Create an account subscribed to ``{product: plan}``; returns its id. Names
+        are unique (checked here, not by a database constraint)."""
+        name = name.strip()
+        if not name:
             raise AccountError("account name must not be empty")
         async with self._database.transaction() as session:
-            account = Account(name=name.strip())
+            existing = await session.scalar(select(Account.id).where(Account.name == name))
+            if existing is not None:
+                raise AccountError(f"an account named {name!r} exists already (id {existing})")
+            account = Account(name=name)
             session.add(account)
             await session.flush()
             for product, plan in (subscriptions or {}).items():
@@ -112,13 +146,31 @@ class Accounts:
         self._forget()
 
     async def unsubscribe(self, account_id: int, product: str) -> None:
+        """Cancel the account's subscription to ``product``; its keys lose the product."""
         async with self._database.transaction() as session:
-            await session.execute(
+            await self._require_account(session, account_id)
+            result = await session.execute(
                 update(Subscription)
-                .where(Subscription.account_id == account_id, Subscription.product == product)
-                .values(status="cancelled")
+                .where(
+                    Subscription.account_id == account_id,
+                    Subscription.product == product,
+                    Subscription.status == ACTIVE,
+                )
+                .values(status=CANCELLED)
             )
+            if not getattr(result, "rowcount", 0):
+                raise AccountError(f"account {account_id} is not subscribed to {product!r}")
         self._forget()
+
+    async def list_accounts(self) -> list[AccountInfo]:
+        """Every account, oldest first."""
+        return await self._described(true())
+
+    async def account(self, account_id: int) -> AccountInfo:
+        described = await self._described(Account.id == account_id)
+        if not described:
+            raise AccountError(f"no account with id {account_id}")
+        return described[0]
 
     async def create_key(
         self,
@@ -130,10 +182,13 @@ class Accounts:
         admin: bool = False,
         expires_in: timedelta | None = None,
     ) -> CreatedKey:
-        """Create a key; unknown scopes are refused, the full key is returned once."""
+        """Create a key; unknown scopes are refused, and so is no scope at all unless the
+        key is an admin key. The full key is returned once."""
         granted = (
             tuple(sorted(self._registry.scopes)) if all_scopes else tuple(dict.fromkeys(scopes))
         )
+        if not granted and not admin:
+            raise AccountError("a key that is not an admin key needs a scope")
         unknown = [scope for scope in granted if scope not in self._registry.scopes]
         if unknown:
             raise AccountError(f"unknown scope(s): {', '.join(unknown)}")
@@ -167,11 +222,15 @@ class Accounts:
             )
 
     async def list_keys(self, account_id: int) -> list[KeyInfo]:
+        """The account's keys, revoked ones included, oldest first."""
         async with self._database.sessions() as session:
             keys = await session.scalars(
                 select(ApiKey).where(ApiKey.account_id == account_id).order_by(ApiKey.id)
             )
-            return [KeyInfo.of(key) for key in keys]
+            listed = [KeyInfo.of(key) for key in keys]
+            if not listed:
+                await self._require_account(session, account_id)
+            return listed
 
     async def revoke_key(self, key_id: int, *, account_id: int | None = None) -> bool:
         """Revoke a key; ``False`` if no such (unrevoked) key, or not the account's."""
@@ -187,6 +246,32 @@ class Accounts:
     async def count(self) -> int:
         async with self._database.sessions() as session:
             return int(await session.scalar(select(func.count()).select_from(Account)) or 0)
+
+    async def _described(self, which: ColumnElement[bool]) -> list[AccountInfo]:
+        """The accounts ``which`` selects, oldest first, with their subscriptions."""
+        async with self._database.sessions() as session:
+            rows = await session.execute(
+                select(Account, Subscription)
+                .outerjoin(Subscription, Subscription.account_id == Account.id)
+                .where(which)
+                .order_by(Account.id, Subscription.product)
+            )
+            found: dict[int, tuple[Account, list[SubscriptionInfo]]] = {}
+            for account, subscription in rows.tuples():
+                _, subscriptions = found.setdefault(account.id, (account, []))
+                if subscription is not None:
+                    subscriptions.append(
+                        SubscriptionInfo(
+                            subscription.product,
+                            subscription.plan,
+                            subscription.status,
+                            subscription.created_at,
+                        )
+                    )
+        return [
+            AccountInfo(account.id, account.name, account.created_at, tuple(subscriptions))
+            for account, subscriptions in found.values()
+        ]
 
     async def _require_account(self, session: AsyncSession, account_id: int) -> None:
         if await session.get(Account, account_id) is None:
@@ -211,4 +296,4 @@ class Accounts:
             session.add(Subscription(account_id=account_id, product=product, plan=plan))
         else:
             existing.plan = plan
-            existing.status = "active"
+            existing.status = ACTIVE

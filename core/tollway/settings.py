@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from tollway.webhooks.schedule import DEFAULT_RETRY_SCHEDULE
 
@@ -33,6 +35,8 @@ class PlanOverride(msgspec.Struct, forbid_unknown_fields=True):
 
 JobQueueKind = Literal["auto", "memory", "redis"]
 
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./tollway.db"
+
 
 class ProductConfig(msgspec.Struct, forbid_unknown_fields=True):
     plans: dict[str, PlanOverride] = {}
@@ -42,8 +46,8 @@ class ProductConfig(msgspec.Struct, forbid_unknown_fields=True):
 class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Everything a deployment can configure."""
 
-    database_url: str = "sqlite+aiosqlite:///./tollway.db"
-    """SQLAlchemy async URL. PostgreSQL: ``postgresql+asyncpg://user@host/db``."""
+    database_url: str = DEFAULT_DATABASE_URL
+    """SQLAlchemy URL with an async driver. PostgreSQL: ``postgresql+asyncpg://user@host/db``."""
 
     redis_url: str | None = None
     """When set, rate limits are kept in Redis, shared by every gateway process."""
@@ -69,7 +73,8 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Apply database migrations on ``tollway serve``."""
 
     demo: bool = True
-    """On an empty database, ``serve`` creates a demo account and prints its key."""
+    """On an empty database in the default SQLite file, ``serve`` creates a demo account
+    and prints its key; never in any other database, PostgreSQL included."""
 
     trusted_proxies: list[str] = []
     """Peers whose ``X-Forwarded-For`` is believed (addresses or CIDR networks)."""
@@ -143,8 +148,51 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     products: dict[str, ProductConfig] = {}
     """Per-product plan overrides and product settings, from the config file only."""
 
+    def __post_init__(self) -> None:
+        _check_database_url(self.database_url)
+
+    @property
+    def uses_default_database(self) -> bool:
+        """Whether ``database_url`` names the default SQLite file, however written."""
+        url, default = make_url(self.database_url), make_url(DEFAULT_DATABASE_URL)
+        return (
+            url.get_backend_name() == "sqlite"
+            and url.database is not None
+            and Path(url.database).resolve() == Path(default.database or "").resolve()
+        )
+
     def product(self, name: str) -> ProductConfig:
         return self.products.get(name) or ProductConfig()
+
+
+def _check_database_url(value: str) -> None:
+    """Refuse a URL the engine could not use, naming the setting, before anything
+    connects (the password never appears in the message)."""
+    try:
+        url = make_url(value)
+    except ArgumentError:
+        raise ValueError(
+            "database_url is not a database URL; for example sqlite+aiosqlite:///./tollway.db "
+            "or postgresql+asyncpg://user@host/db"
+        ) from None
+    shown = url.render_as_string(hide_password=True)
+    try:
+        dialect = url.get_dialect()
+    except ArgumentError:
+        raise ValueError(
+            f"database_url {shown}: SQLAlchemy knows no database {url.drivername!r}"
+        ) from None
+    if not dialect.is_async:
+        raise ValueError(
+            f"database_url {shown} names a synchronous driver; use sqlite+aiosqlite:// "
+            "or postgresql+asyncpg://"
+        )
+    try:
+        dialect.import_dbapi()
+    except ImportError as error:
+        raise ValueError(
+            f"database_url {shown} needs a driver that is not installed: {error}"
+        ) from None
 
 
 _ENV_PREFIX = "TOLLWAY_"
@@ -175,19 +223,32 @@ def load_settings(
     """Build settings from the TOML file, then the environment, then ``overrides``.
 
     ``config_path`` defaults to ``TOLLWAY_CONFIG``. Raises ``ValueError`` with the
-    offending field named when a value has the wrong type.
+    offending file or field named when the file cannot be read or is not TOML, or a
+    value is unknown, of the wrong type or unusable (``database_url``).
     """
     env = os.environ if environ is None else environ
     path = config_path or env.get("TOLLWAY_CONFIG")
-    values: dict[str, Any] = {}
-    if path:
-        document = tomllib.loads(Path(path).read_text())
-        values.update(document.get("gateway", {}))
-        if "products" in document:
-            values["products"] = document["products"]
+    values: dict[str, Any] = _read_config(Path(path)) if path else {}
     values.update(_from_env(env))
     values.update({key: value for key, value in overrides.items() if value is not None})
     try:
         return msgspec.convert(values, Settings, strict=False)
     except msgspec.ValidationError as error:
         raise ValueError(f"invalid tollway configuration: {error}") from error
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    """The settings a TOML file sets: its ``[gateway]`` table and ``products``."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"cannot read config file {path}: {error.strerror}") from error
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"config file {path} is not valid TOML: {error}") from error
+    gateway = document.get("gateway", {})
+    if not isinstance(gateway, dict):
+        raise ValueError(f"config file {path}: gateway must be a table ([gateway])")
+    values = dict(gateway)
+    if "products" in document:
+        values["products"] = document["products"]
+    return values

@@ -114,7 +114,10 @@ def test_plugins_lists_scopes(env: dict[str, str]) -> None:
 
 @pytest.fixture
 def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """``tollway serve`` on a fresh database in the default file, ``./tollway.db``, the
+    one place it makes a demo account."""
     port = free_port()
+    del env["TOLLWAY_DATABASE_URL"]
     process = subprocess.Popen(
         [sys.executable, "-m", "tollway.cli", "serve", "--port", str(port)],
         env=env,
@@ -204,3 +207,20 @@ def test_plugins_add_commands(
     assert capsys.readouterr().out == "hello ada, account 1\n"
     listing = tollway(env, "keys", "create", "--account", "1", "--scope", "code:usage:read")
     assert listing.stdout.startswith("tw_")  # the account really exists
+
+
+def test_every_option_says_what_it_does_and_its_default() -> None:
+    parser = build_parser(plugin_manager([]))
+    commands = [parser]
+    while commands:
+        command = commands.pop()
+        text = command.format_help()
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                commands.extend(action.choices.values())
+            elif action.option_strings != ["-h", "--help"]:
+                assert action.help, f"{command.prog} {action.dest}"
+                if action.default not in (None, [], False):
+                    assert f"(default: {action.default})" in " ".join(text.split()), (
+                        f"{command.prog} {action.dest}"
+                    )

@@ -324,7 +324,6 @@ def tutorial(tmp_path_factory: pytest.TempPathFactory) -> Tutorial:
     )
     env = {key: value for key, value in os.environ.items() if not key.startswith("TOLLWAY_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
-    env["TOLLWAY_DATABASE_URL"] = f"sqlite+aiosqlite:///{root / 'tutorial.db'}"
     return Tutorial(project, contracts, env)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tollway import Gateway, load_settings
+from tollway.testing import free_port
 from tollway_chat.service import Chat
 
 
@@ -93,3 +94,13 @@ def test_inboxes_create_refusals(
     assert result.returncode == status
     assert result.stdout == ""
     assert message in result.stderr
+
+
+def test_an_unreachable_database_is_one_line(env: dict[str, str]) -> None:
+    env["TOLLWAY_DATABASE_URL"] = f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/test"
+    args = ("--account", "1", "--name", "Web", "--channel", "email")
+    result = tollway(env, "chat", "inboxes", "create", *args)
+    assert result.returncode == 1
+    assert result.stderr.startswith("tollway: cannot use the database postgresql+asyncpg://")
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr

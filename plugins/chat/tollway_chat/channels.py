@@ -2,13 +2,15 @@
 
 A channel is what ``tollway_chat_channel`` returns for an inbox's ``channel_type``:
 an object with ``async send(message: OutboundMessage)`` that raises on failure (the
-delivery job then retries it). This module holds the default channels, registered
-like a plugin by the chat plugin:
+delivery job then retries it, unless the error is a :class:`ChannelError` whose
+``retry`` is false). This module holds the default channels, registered like a plugin
+by the chat plugin:
 
 - ``email``: SMTP through ``aiosmtplib``, configured by ``[products.chat.settings]``
-  ``smtp_host`` (default ``localhost``), ``smtp_port`` (25), ``smtp_from``
-  (``chat@localhost``), ``smtp_starttls`` (false), ``smtp_username`` / ``smtp_password``
-  (optional), ``smtp_timeout`` (10 s).
+  ``smtp_host`` (no default), ``smtp_port`` (25), ``smtp_from`` (``chat@localhost``),
+  ``smtp_starttls`` (false), ``smtp_username`` / ``smtp_password`` (optional),
+  ``smtp_timeout`` (10 s). Until ``smtp_host`` is set it connects nowhere: each email
+  message fails at once (:class:`ChannelNotConfigured`), with no retries.
 - ``live_chat``: published on the stream bus (``tollway_chat.bus``) to the contact's
   open streams (``GET /v1/chat/stream``) on any gateway process. A contact with no
   stream open anywhere is a failed send, retried like any other; the message stays
@@ -19,7 +21,7 @@ like a plugin by the chat plugin:
 from __future__ import annotations
 
 from email.message import EmailMessage
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import aiosmtplib
 import msgspec
@@ -50,7 +52,16 @@ class OutboundMessage(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ChannelError(Exception):
-    """A send that failed; the delivery job retries it."""
+    """A send that failed; the delivery job retries it if ``retry``."""
+
+    retry: ClassVar[bool] = True
+
+
+class ChannelNotConfigured(ChannelError):
+    """The channel cannot send anything until the operator configures it: retrying
+    cannot help, so the message fails at once."""
+
+    retry = False
 
 
 class Channel(Protocol):
@@ -61,7 +72,8 @@ class Channel(Protocol):
 
 class EmailChannel:
     def __init__(self, settings: dict[str, Any]) -> None:
-        self.host = str(settings.get("smtp_host", "localhost"))
+        host = settings.get("smtp_host")
+        self.host = str(host) if host else None
         self.port = int(settings.get("smtp_port", 25))
         self.sender = str(settings.get("smtp_from", "chat@localhost"))
         self.starttls = bool(settings.get("smtp_starttls", False))
@@ -70,6 +82,10 @@ class EmailChannel:
         self.timeout = float(settings.get("smtp_timeout", 10))
 
     async def send(self, message: OutboundMessage) -> None:
+        if self.host is None:
+            raise ChannelNotConfigured(
+                "the email channel is not configured: set smtp_host in [products.chat.settings]"
+            )
         if not message.contact_email:
             raise ChannelError(f"contact {message.contact_id} has no email address")
         mail = EmailMessage()

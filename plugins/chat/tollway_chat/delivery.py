@@ -10,7 +10,8 @@ conversation, inbox and contact, sends through the channel and records the outco
 the message: ``delivery_status`` pending -> sent | failed, ``delivery_attempts``,
 ``delivery_error``. A failed send becomes due again after the next delay of
 ``delivery_retry_schedule`` (seconds, default ``[1, 5, 30, 120, 600]``); after the last
-one the message is ``failed``.
+one the message is ``failed``, and so it is at once when the channel says retrying
+cannot help (``ChannelError.retry`` false: the email channel without ``smtp_host``).
 
 Pending work lives in the database, not in a process: a restart, or a process killed
 mid-send, leaves a lease that lapses and another poll sends the message again. Delivery
@@ -33,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tollway.db import utcnow
 from tollway.outbox import LeasedColumns, Poller, claim_due, renew
 from tollway_chat.bus import StreamBus, stream_bus
-from tollway_chat.channels import Channel, OutboundMessage
+from tollway_chat.channels import Channel, ChannelError, OutboundMessage
 from tollway_chat.models import Conversation, Inbox, Message
 
 if TYPE_CHECKING:
@@ -183,7 +184,8 @@ class Delivery:
         except Exception as error:
             text = f"{type(error).__name__}: {error}"[:2000]
             values: dict[str, Any] = {"delivery_attempts": attempt, "delivery_error": text}
-            if attempt <= len(self.retry_schedule):
+            retry = not isinstance(error, ChannelError) or error.retry
+            if retry and attempt <= len(self.retry_schedule):
                 log.warning("chat message %s attempt %s failed: %s", message_id, attempt, text)
                 delay = self.retry_schedule[attempt - 1]
                 values.update(

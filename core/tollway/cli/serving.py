@@ -1,0 +1,164 @@
+"""``tollway serve`` and ``tollway worker``: the gateway and its background side."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from typing import Any
+
+from tollway.cli.running import (
+    PLUGINS_OPTION,
+    Unreachable,
+    configured_gateway,
+    connect,
+    ping,
+    run_on,
+    say,
+    whole_number,
+)
+from tollway.gateway import Gateway
+from tollway.observability.logs import configure_logging
+from tollway.server import check_port_free, serve
+from tollway.settings import DEFAULT_DATABASE_URL, load_settings
+
+
+async def bootstrap_demo(gateway: Gateway) -> str | None:
+    """On an empty database: a demo account on every product's richest plan and an
+    admin key with every scope. Returns that key, or ``None`` if data exists."""
+    if await gateway.accounts.count():
+        return None
+    subscriptions = {
+        product: max(plans.values(), key=lambda plan: plan.rank).name
+        for product, plans in gateway.plans.items()
+        if plans
+    }
+    account = await gateway.accounts.create_account("demo", subscriptions)
+    created = await gateway.accounts.create_key(account, name="demo", all_scopes=True, admin=True)
+    return created.key
+
+
+async def _prepare_to_serve(gateway: Gateway) -> str | None:
+    """Migrations are applied by ``_run``; then the demo key, if ``serve`` makes one:
+    only with ``demo`` on, in the default SQLite file (never in a database the operator
+    named, PostgreSQL included) and on an empty database. Says why not otherwise."""
+    if not gateway.settings.demo:
+        return None
+    if not gateway.settings.uses_default_database:
+        where = gateway.database.url.render_as_string(hide_password=True)
+        say(
+            f"no demo account: serve makes one only in the default SQLite file "
+            f"{DEFAULT_DATABASE_URL}, not in {where}; use tollway accounts create"
+        )
+        return None
+    key = await bootstrap_demo(gateway)
+    if key is None:
+        say("existing data kept, no demo account made; tollway accounts list shows them")
+    return key
+
+
+def _print_welcome(gateway: Gateway, demo_key: str | None, base: str) -> None:
+    products = gateway.registry.products
+    if demo_key:
+        print(f"tollway: demo account created; its API key (shown once):\n\n  {demo_key}\n")
+        if "code" in products:
+            body = '{"data": "hello"}'
+            print(
+                f"  curl -X POST {base}/v1/code/qr -H 'Authorization: Bearer {demo_key}' \\\n"
+                f"       -H 'Content-Type: application/json' -d '{body}' -o qr.png\n"
+            )
+    if "qr" in products:
+        print(f"tollway: public QR API, no key needed: curl '{base}/api/qr?data=hello' -o qr.png")
+    sys.stdout.flush()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if args.plugins is not None:
+        os.environ["TOLLWAY_PLUGINS"] = ",".join(args.plugins)
+    if args.config:
+        os.environ["TOLLWAY_CONFIG"] = args.config
+    gateway = configured_gateway(args)
+    configure_logging(gateway.settings)
+    check_port_free(args.host, args.port)
+    if args.workers > 1 and not gateway.settings.redis_url:
+        say(
+            "warning: with several workers and no redis_url every worker keeps "
+            "its own rate limit counters; set TOLLWAY_REDIS_URL for exact limits"
+        )
+    demo_key = run_on(gateway, _prepare_to_serve)
+    _print_welcome(gateway, demo_key, f"http://{args.host}:{args.port}")
+    serve(args.host, args.port, workers=args.workers, server=args.server)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    overrides: dict[str, Any] = {"run_jobs": True}
+    if args.concurrency is not None:
+        overrides["job_concurrency"] = args.concurrency
+    gateway = Gateway(load_settings(args.config, plugins=args.plugins, **overrides))
+    configure_logging(gateway.settings)
+    from tollway.saq_jobs import SaqJobQueue
+
+    if not isinstance(gateway.jobs, SaqJobQueue):
+        raise ValueError(
+            "tollway worker works the Redis job queue: set redis_url (TOLLWAY_REDIS_URL) "
+            "and leave job_queue at auto or redis"
+        )
+    asyncio.run(_work(gateway, gateway.jobs.redis_url))
+    return 0
+
+
+async def _work(gateway: Gateway, redis_url: str) -> None:
+    """Run the gateway's background side (job queue worker, pollers, plugin startup)
+    until SIGTERM or SIGINT, then stop, letting running jobs finish. The database and
+    Redis must answer at start; outages later are waited out."""
+    try:
+        await connect(gateway.database)
+        await ping(redis_url)
+    except Unreachable:
+        await gateway.database.dispose()
+        raise
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    await gateway.start()
+    try:
+        jobs = ", ".join(sorted(gateway.jobs.names())) if hasattr(gateway.jobs, "names") else ""
+        say(f"worker ready; jobs: {jobs}")
+        await stopping.wait()
+    finally:
+        await gateway.stop()
+
+
+def add_serving_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    """``serve`` and ``worker``."""
+    serve = commands.add_parser("serve", help="run the gateway")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument(
+        "--port", type=whole_number(1, 65535), default=8000, help="TCP port to listen on"
+    )
+    serve.add_argument("--plugins", **PLUGINS_OPTION)
+    serve.add_argument(
+        "--workers",
+        type=whole_number(1),
+        default=1,
+        help="server processes sharing the port (without redis_url each counts rate limits alone)",
+    )
+    serve.add_argument(
+        "--server", choices=("granian", "uvicorn"), default="granian", help="ASGI server"
+    )
+    serve.set_defaults(handler=cmd_serve)
+
+    worker = commands.add_parser(
+        "worker", help="work background jobs from the Redis job queue (scale-out profile)"
+    )
+    worker.add_argument("--plugins", **PLUGINS_OPTION)
+    worker.add_argument(
+        "--concurrency",
+        type=whole_number(1),
+        help="jobs at once (default: job_concurrency, 8)",
+    )
+    worker.set_defaults(handler=cmd_worker)
