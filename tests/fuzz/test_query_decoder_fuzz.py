@@ -11,7 +11,6 @@ import asyncio
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote_to_bytes
 
-import msgspec
 import pytest
 from fuzzing import budget
 from hypothesis import example, given
@@ -21,6 +20,7 @@ from litestar._parsers import parse_query_string
 
 from tollway import ApiError, BadRequest
 from tollway.query import utf8_query, utf8_query_strings
+from tollway.testing import raw_request
 
 
 def oracle(query: bytes) -> list[tuple[str, str]] | None:
@@ -91,30 +91,8 @@ ECHO = Litestar([echo], middleware=[utf8_query_strings], exception_handlers={Api
 
 def get_echo(query: bytes) -> tuple[int, Any]:
     """``GET /echo?<query>`` through the ASGI interface, the query as raw bytes."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": "/echo",
-        "raw_path": b"/echo",
-        "query_string": query,
-        "root_path": "",
-        "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(ECHO(scope, receive, send))
-    return sent[0]["status"], msgspec.json.decode(sent[1]["body"])
+    answer = asyncio.run(raw_request(ECHO, "GET", "/echo", query=query))
+    return answer.status, answer.json()
 
 
 def _raw(text: str) -> bytes:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 import pytest
 from litestar import Litestar
 from litestar.enums import RequestEncodingType
@@ -25,7 +24,14 @@ from litestar.params import BodyKwarg
 from tollway import Gateway, load_settings
 from tollway.app import create_app
 from tollway.pipeline import GATE, Gate
-from tollway.testing import GatewayFactory, Tenant, product_test_settings, tenant
+from tollway.testing import (
+    GatewayFactory,
+    RawAnswer,
+    Tenant,
+    product_test_settings,
+    raw_request,
+    tenant,
+)
 
 UNLIMITED = 10**9
 
@@ -80,53 +86,6 @@ HOSTILE_QUERIES = {
     "a lone continuation byte": b"q=a\x80",
 }
 """Each is answered 400 on every route, before anything else looks at the request."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    body: bytes
-
-    def json(self) -> Any:
-        return msgspec.json.decode(self.body)
-
-
-async def send(
-    app: Litestar,
-    method: str,
-    path: str,
-    *,
-    query: bytes = b"",
-    headers: Iterable[tuple[bytes, bytes]] = (),
-    body: bytes = b"",
-) -> Answer:
-    """One request through the ASGI interface, query string and headers as raw bytes."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": query,
-        "root_path": "",
-        "headers": [(b"host", b"testserver"), *headers],
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def collect(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(scope, receive, collect)
-    [start] = [message for message in sent if message["type"] == "http.response.start"]
-    content = b"".join(message.get("body", b"") for message in sent[1:])
-    return Answer(start["status"], content)
 
 
 @dataclass(frozen=True)
@@ -198,10 +157,10 @@ class Client:
     app: Litestar
     admin: Tenant
 
-    async def send(self, route: Route, **request: Any) -> Answer:
+    async def send(self, route: Route, **request: Any) -> RawAnswer:
         headers = [(b"authorization", f"Bearer {self.admin.key}".encode())]
         headers += request.pop("headers", [])
-        return await send(self.app, route.method, route.path, headers=headers, **request)
+        return await raw_request(self.app, route.method, route.path, headers=headers, **request)
 
 
 @dataclass
@@ -239,7 +198,7 @@ async def setup(
     return Setup(gateway, admin)
 
 
-def assert_refused(answer: Answer, route: Route, expected: int | None, what: str) -> None:
+def assert_refused(answer: RawAnswer, route: Route, expected: int | None, what: str) -> None:
     """``expected`` status (any 4xx but 429 when ``None``), in the route's error style."""
     where = f"{route} with {what}: {answer.status} {answer.body[:300]!r}"
     if expected is None:

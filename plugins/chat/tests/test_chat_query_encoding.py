@@ -5,44 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import msgspec
 from chat_accounts import CHAT, chat_setup
 
-from tollway.testing import GatewayFactory, Tenant
+from tollway.testing import GatewayFactory, Tenant, raw_request
 
 
 async def get_raw(
     client: httpx.AsyncClient, path: str, query: bytes, owner: Tenant
 ) -> tuple[int, Any]:
-    """``GET path?query`` with the query as raw bytes, as browsers send non-ASCII
-    (HTTP clients, httpx included, refuse to), through the client's ASGI app."""
+    """``GET path?query`` with the query as raw bytes, through the client's ASGI app."""
     transport = client._transport
     assert isinstance(transport, httpx.ASGITransport)
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": query,
-        "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"authorization", f"Bearer {owner.key}".encode())],
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await transport.app(scope, receive, send)
-    body = b"".join(message.get("body", b"") for message in sent[1:])
-    return sent[0]["status"], msgspec.json.decode(body)
+    authorization = (b"authorization", f"Bearer {owner.key}".encode())
+    answer = await raw_request(transport.app, "GET", path, query=query, headers=[authorization])
+    return answer.status, answer.json()
 
 
 async def test_search_finds_non_ascii_names_sent_raw(gateway_factory: GatewayFactory) -> None:

@@ -4,7 +4,6 @@ the blocklist checks, and the QR code carries, exactly that text."""
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import httpx
 import msgspec
@@ -12,41 +11,18 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from tollway.testing import GatewayFactory, gateway_client
+from tollway.testing import GatewayFactory, gateway_client, raw_request
 
 BLOCKED = "https://phishing。test/"
 """A blocklisted host spelled with the ideographic full stop, which IDNA reads as a dot."""
 
 
 async def get_raw(client: httpx.AsyncClient, path: str, query: bytes) -> tuple[int, bytes]:
-    """``GET path?query`` with the query as raw bytes, as browsers send non-ASCII
-    (HTTP clients, httpx included, refuse to), through the client's ASGI app."""
+    """``GET path?query`` with the query as raw bytes, through the client's ASGI app."""
     transport = client._transport
     assert isinstance(transport, httpx.ASGITransport)
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": query,
-        "root_path": "",
-        "headers": [(b"host", b"testserver")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("testserver", 80),
-    }
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await transport.app(scope, receive, send)
-    return sent[0]["status"], b"".join(message.get("body", b"") for message in sent[1:])
+    answer = await raw_request(transport.app, "GET", path, query=query)
+    return answer.status, answer.body
 
 
 def _qr_text(png: bytes) -> str:
