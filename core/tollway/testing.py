@@ -21,6 +21,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -563,18 +564,33 @@ class GatewayProcess:
         return True
 
     def stop(self, timeout: float = 15.0) -> None:
-        if self.process is None or self.process.poll() is not None:
+        """SIGTERM, then SIGKILL after ``timeout``; then whatever the process started
+        (a server's workers, one still starting when told to stop) is killed with it."""
+        if self.process is None:
             return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._kill_group()
 
     def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+        """SIGKILL, as a crash would: the process and everything it started."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        self._kill_group()
+
+    def _kill_group(self) -> None:
+        assert self.process is not None
+        # start_new_session made the process the leader of a group of its own.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
 
     def __enter__(self) -> GatewayProcess:
         return self.start()

@@ -4,9 +4,6 @@ asks for more, and demo data only where it cannot land in a real deployment."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
 from pathlib import Path
 
 import httpx
@@ -26,17 +23,10 @@ def test_a_second_serve_on_a_port_in_use_is_refused(tmp_path: Path) -> None:
 
 
 class TwoWorkers(GatewayProcess):
-    """``tollway serve --workers 2``, stopped as a process group: a worker still starting
-    when granian is told to stop can outlive it."""
+    """``tollway serve --workers 2``."""
 
     def _command_arguments(self) -> list[str]:
         return [*super()._command_arguments(), "--workers", "2"]
-
-    def stop(self, timeout: float = 15.0) -> None:
-        assert self.process is not None
-        super().stop(timeout)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
 
 
 def test_workers_share_their_own_port(tmp_path: Path) -> None:

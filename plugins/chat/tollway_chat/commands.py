@@ -43,8 +43,10 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     create = inboxes.add_subparsers(dest="inboxes_command", required=True).add_parser(
         "create", help="create an inbox; prints its id"
     )
-    create.add_argument("--account", type=int, required=True)
-    create.add_argument("--name", required=True)
-    create.add_argument("--channel", choices=CHANNELS, required=True)
+    create.add_argument("--account", type=int, required=True, help="the account's id")
+    create.add_argument("--name", required=True, help="the inbox's name")
+    create.add_argument(
+        "--channel", choices=CHANNELS, required=True, help="how its messages reach contacts"
+    )
     create.add_argument("--disabled", action="store_true", help="create it disabled")
     create.set_defaults(handler=create_inbox)

@@ -85,8 +85,6 @@ async def create_api_key(
     name = _text(data.name, "name").strip()
     if not name:
         raise BadRequest("Cannot create API key: name must not be blank")
-    if not data.scopes and not data.is_admin:
-        raise BadRequest("Cannot create API key: a key that is not an admin key needs a scope")
     expires_in = timedelta(days=data.expires_in_days) if data.expires_in_days else None
     try:
         created = await gateway.accounts.create_key(
