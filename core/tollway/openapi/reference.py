@@ -10,13 +10,14 @@ contracts instead, through render plugins that are handed the served document.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from litestar import Litestar, Request, Router, get
+from litestar import Litestar, Request, Response, Router, get
 from litestar.datastructures import CacheControlHeader
 from litestar.exceptions import NotFoundException
 from litestar.openapi import OpenAPIConfig
@@ -51,11 +52,21 @@ ASSETS: dict[str, Path] = {
                 "favicon-32x32.png",
             ),
         ),
-        (redoc.static_path, ("redoc.standalone.js",)),
+        (redoc.static_path, ("redoc.standalone.js", "logo-mini.svg")),
     )
     for name in names
 }
 """The files the pages load, by the name they are served under ``/schema/static/``."""
+
+REWRITTEN: dict[str, tuple[bytes, bytes]] = {
+    # Redoc's sidebar shows its logo from its CDN; the bundle ships the same file.
+    "redoc.standalone.js": (
+        b"https://cdn.redoc.ly/redoc/logo-mini.svg",
+        f"{ASSETS_PATH}/logo-mini.svg".encode(),
+    ),
+}
+"""Assets served with one address replaced, so that the pages load nothing from
+elsewhere (the browser test holds this)."""
 
 FAVICON = f"<link rel='icon' type='image/png' href='{ASSETS_PATH}/favicon-32x32.png'>"
 
@@ -146,11 +157,22 @@ class ApiReference:
     sync_to_thread=False,
     cache_control=CacheControlHeader(public=True, max_age=86400),
 )
-def _asset(name: FromPath[str]) -> File:
+def _asset(name: FromPath[str]) -> File | Response[bytes]:
     path = ASSETS.get(name)
     if path is None:
         raise NotFoundException(f"No asset {name!r}")
+    if name in REWRITTEN:
+        return Response(_rewritten(name), media_type="text/javascript")
     return File(path, filename=name, content_disposition_type="inline")
+
+
+@functools.cache
+def _rewritten(name: str) -> bytes:
+    old, new = REWRITTEN[name]
+    content = ASSETS[name].read_bytes()
+    if old not in content:
+        raise RuntimeError(f"{name} no longer holds {old!r}: check the bundle's new version")
+    return content.replace(old, new)
 
 
 class _ServedPage(OpenAPIRenderPlugin):
