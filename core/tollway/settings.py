@@ -2,15 +2,19 @@
 
 The TOML file (``TOLLWAY_CONFIG``) has a ``[gateway]`` table with the fields of
 :class:`Settings` and a ``[products.<name>.plans.<plan>]`` table per plan override.
-Every field can also be set as ``TOLLWAY_<FIELD>`` in the environment, which wins.
+Every field can also be set as ``TOLLWAY_<FIELD>`` in the environment, which wins; any
+other ``TOLLWAY_*`` variable is an error unless it is one of
+:data:`OTHER_ENVIRONMENT_VARIABLES`.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 from sqlalchemy.engine import make_url
@@ -19,6 +23,7 @@ from sqlalchemy.exc import ArgumentError
 from tollway.webhooks.schedule import DEFAULT_RETRY_SCHEDULE
 
 FailurePolicy = Literal["open", "closed"]
+ProductSettings = TypeVar("ProductSettings", bound=msgspec.Struct)
 LogFormat = Literal["text", "json"]
 
 
@@ -164,6 +169,16 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     def product(self, name: str) -> ProductConfig:
         return self.products.get(name) or ProductConfig()
 
+    def product_settings(self, name: str, kind: type[ProductSettings]) -> ProductSettings:
+        """``[products.<name>.settings]`` converted into ``kind``, the product's settings
+        Struct; ``ValueError`` naming the table and the key otherwise. The gateway reads
+        each product's so at start-up (``Gateway.product_settings``); a command that
+        has no gateway reads them here."""
+        try:
+            return msgspec.convert(self.product(name).settings, kind, strict=False)
+        except (msgspec.ValidationError, ValueError) as error:
+            raise ValueError(f"invalid [products.{name}.settings]: {error}") from None
+
 
 def _check_database_url(value: str) -> None:
     """Refuse a URL the engine could not use, naming the setting, before anything
@@ -197,39 +212,120 @@ def _check_database_url(value: str) -> None:
 
 _ENV_PREFIX = "TOLLWAY_"
 
+OTHER_ENVIRONMENT_VARIABLES: dict[str, str] = {
+    "TOLLWAY_CONFIG": "the TOML config file load_settings reads",
+    "TOLLWAY_KEY": "the API key tollway-harness tests with",
+    "TOLLWAY_CONTRACTS": "the contracts directory tollway-harness reads",
+    "TOLLWAY_TEST_POSTGRES_URL": "the PostgreSQL server tollway.testing makes test databases on",
+    "TOLLWAY_TEST_REDIS_URL": "the Redis server of the tests",
+    "TOLLWAY_TEST_BACKENDS": "the backends the tests run on (tollway.testing)",
+    "TOLLWAY_TEST_WORKERS": "the test processes of nox -s tests",
+    "TOLLWAY_BENCH_REDIS_URL": "the Redis server of the benchmarks (bench/)",
+}
+"""The ``TOLLWAY_*`` variables that are not settings, each with who reads it. Any other
+``TOLLWAY_*`` variable that names no setting stops start-up: a misspelt setting would
+otherwise leave its default in force without a word."""
 
-def _from_env(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
+_BOOLEANS = {
+    **dict.fromkeys(("1", "true", "yes", "on"), True),
+    **dict.fromkeys(("0", "false", "no", "off"), False),
+}
+"""What a boolean setting accepts in the environment (any case); anything else is an
+error, so ``TOLLWAY_DEMO=flase`` cannot pass for false."""
+_LIST_FIELDS = ("plugins", "trusted_proxies", "webhooks_retry_schedule")
+"""Fields written comma-separated in the environment."""
+
+
+def _environment_names() -> dict[str, str]:
+    """Each setting's environment variable, with its field (``products`` is only in
+    the config file)."""
+    return {
+        _ENV_PREFIX + field.name.upper(): field.name
+        for field in msgspec.structs.fields(Settings)
+        if field.name != "products"
+    }
+
+
+def _check_environment_names(environ: Mapping[str, str]) -> None:
+    """Refuse a non-empty ``TOLLWAY_*`` variable that is neither a setting nor one of
+    :data:`OTHER_ENVIRONMENT_VARIABLES`, suggesting the closest known name."""
+    known = [*_environment_names(), *OTHER_ENVIRONMENT_VARIABLES]
+    unknown = sorted(
+        name
+        for name, value in environ.items()
+        if name.startswith(_ENV_PREFIX) and value and name not in known
+    )
+    if not unknown:
+        return
+    # Compared without the prefix: every name has it, which makes any two look alike.
+    close = difflib.get_close_matches(
+        unknown[0].removeprefix(_ENV_PREFIX),
+        [name.removeprefix(_ENV_PREFIX) for name in known],
+        n=1,
+        cutoff=0.7,
+    )
+    hint = f" (did you mean {_ENV_PREFIX}{close[0]}?)" if close else ""
+    raise ValueError(
+        f"invalid tollway configuration: unknown environment variable {unknown[0]}{hint}"
+    )
+
+
+def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The settings the environment sets, by field name: lists split, booleans read
+    strictly, other values left as the strings they are."""
     values: dict[str, Any] = {}
-    for field in msgspec.structs.fields(Settings):
-        if field.name == "products":
-            continue
-        raw = environ.get(_ENV_PREFIX + field.name.upper())
+    types = {field.name: field.type for field in msgspec.structs.fields(Settings)}
+    for variable, name in _environment_names().items():
+        raw = environ.get(variable)
         if raw is None or raw == "":
             continue
-        if field.name in ("plugins", "trusted_proxies", "webhooks_retry_schedule"):
-            values[field.name] = [item.strip() for item in raw.split(",") if item.strip()]
-        elif field.type in (bool, bool | None):
-            values[field.name] = raw.strip().lower() in ("1", "true", "yes", "on")
+        if name in _LIST_FIELDS:
+            values[name] = [item.strip() for item in raw.split(",") if item.strip()]
+        elif types[name] in (bool, bool | None):
+            if (boolean := _BOOLEANS.get(raw.strip().lower())) is None:
+                raise ValueError(
+                    f"invalid tollway configuration: {variable}={raw!r} is not a boolean; "
+                    "use 1 or 0, true or false, yes or no, on or off"
+                )
+            values[name] = boolean
         else:
-            values[field.name] = raw
+            values[name] = raw
     return values
+
+
+def _check_env_types(from_env: dict[str, Any]) -> None:
+    """Convert each value from the environment on its own, so that a number that is
+    not one is refused naming its variable, not only the field."""
+    types = {field.name: field.type for field in msgspec.structs.fields(Settings)}
+    for name, value in from_env.items():
+        try:
+            msgspec.convert(value, types[name], strict=False)
+        except msgspec.ValidationError as error:
+            variable = _ENV_PREFIX + name.upper()
+            raise ValueError(
+                f"invalid tollway configuration: {variable} ({name}): {error}"
+            ) from None
 
 
 def load_settings(
     config_path: str | Path | None = None,
-    environ: dict[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> Settings:
     """Build settings from the TOML file, then the environment, then ``overrides``.
 
     ``config_path`` defaults to ``TOLLWAY_CONFIG``. Raises ``ValueError`` with the
-    offending file or field named when the file cannot be read or is not TOML, or a
-    value is unknown, of the wrong type or unusable (``database_url``).
+    offending file, field or environment variable named when the file cannot be read
+    or is not TOML, a value is unknown, of the wrong type or unusable
+    (``database_url``), or a ``TOLLWAY_*`` variable names no setting.
     """
     env = os.environ if environ is None else environ
+    _check_environment_names(env)
+    from_env = _from_env(env)
+    _check_env_types(from_env)
     path = config_path or env.get("TOLLWAY_CONFIG")
     values: dict[str, Any] = _read_config(Path(path)) if path else {}
-    values.update(_from_env(env))
+    values.update(from_env)
     values.update({key: value for key, value in overrides.items() if value is not None})
     try:
         return msgspec.convert(values, Settings, strict=False)
