@@ -3,14 +3,13 @@
 No server and no network, so the numbers are steadier than bench/run.py's (but still
 from a shared machine: compare rows of one run). Three sections:
 
-* pipeline steps: each step of ``Pipeline.admit`` and ``stamp_response_headers`` on
+* pipeline steps: each step of a route's ``gate.admit`` and ``stamp_response_headers`` on
   its own, in microseconds per call (best of ``--repeat`` batches). This pokes at
   tollway internals on purpose, so it may need updating when they change;
 * whole requests pushed through each ASGI app directly: ``bare`` against Litestar
   configured like ``create_app`` with hooks that do nothing (``+noop guard`` ...), the
-  real gateway apps, and ``proto: before_request``, the same pipeline admitted from a
-  ``before_request`` hook instead of a guard (Litestar runs ``copy(route_handler)``
-  for every guard call);
+  real gateway apps (admitted from a ``before_request`` step, not a guard: Litestar
+  runs ``copy(route_handler)`` for every guard call, timed below);
 * the Redis client: CPU per rate limit hit with 32 hits in flight, as configured,
   with redis-py's defaults, and pipelined.
 
@@ -22,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
-import os
 import secrets
 import shutil
 import sys
@@ -34,27 +32,21 @@ from typing import Any
 
 import apps
 import uvloop
+from common import add_redis_url, argument_parser, redis_drop
 from litestar import Litestar, Request, Response, Router, get
 from litestar.connection import ASGIConnection
 from litestar.handlers import BaseRouteHandler
 from litestar.types import HTTPRequestEvent, Message, Scope
-from run import DEFAULT_REDIS_URL, prepare_database, redis_drop, redis_reachable
 
 from tollway import Gateway, load_settings
+from tollway.admission.access import bearer_token
 from tollway.app import create_app
 from tollway.auth import DatabaseKeyAuthenticator
 from tollway.keys import hash_key, is_well_formed
-from tollway.pipeline import (
-    CALLER,
-    GATE,
-    Caller,
-    Gate,
-    Pipeline,
-    _bearer_token,
-    request_id,
-    stamp_response_headers,
-)
+from tollway.pipeline import GATE, Caller, Gate, stamp_response_headers
 from tollway.plans import daily_quota
+from tollway.state import request_id
+from tollway.testing import redis_unreachable
 
 Step = Callable[[], Awaitable[object]]
 
@@ -152,35 +144,6 @@ def framework_app(
     )
 
 
-def before_request_app(gateway: Gateway) -> Litestar:
-    """Prototype: the same Pipeline and Gate as create_app, but admitted from an
-    app-level ``before_request`` hook instead of a guard (Litestar copies the route
-    handler, ``copy(handler)``, for every guard call on every request)."""
-    product = gateway.registry.products[apps.PRODUCT]
-    gate = Gate(product, Pipeline.for_gateway(gateway), scope=apps.SCOPE)
-
-    async def admit(request: Request[Any, Any, Any]) -> None:
-        scope = request.scope
-        found: Gate | None = scope["route_handler"].opt.get(GATE)
-        if found is not None and not found.public:
-            scope["state"][CALLER] = await found.pipeline.admit(scope, found)
-
-    app = Litestar(
-        route_handlers=[
-            Router(path=apps.PREFIX, route_handlers=[get(apps.ROUTE, scope=apps.SCOPE)(apps.ping)])
-        ],
-        before_request=admit,
-        before_send=[stamp_response_headers],
-        exception_handlers={Exception: _fail},
-    )
-    # Like create_app: after registration, which deep-copies handlers (and their opt).
-    for route in app.routes:
-        for handler in getattr(route, "route_handlers", ()):
-            if handler.http_methods == {"GET"}:
-                handler.opt[GATE] = gate
-    return app
-
-
 def gate_of(app: Litestar) -> tuple[BaseRouteHandler, Gate]:
     for route in app.routes:
         for handler in getattr(route, "route_handlers", ()):
@@ -194,7 +157,8 @@ async def pipeline_steps(
     gateway: Gateway, app: Litestar, key: str, iterations: int, repeat: int
 ) -> list[tuple[str, float]]:
     handler, gate = gate_of(app)
-    pipeline: Pipeline = gate.pipeline
+    assert gate.admit is not None
+    admit_request = gate.admit
     authenticator = gateway.authenticator
     assert isinstance(authenticator, DatabaseKeyAuthenticator)
     headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode())]
@@ -210,8 +174,10 @@ async def pipeline_steps(
     async def load() -> object:
         return await authenticator._load(digest)
 
-    async def admit() -> Caller:
-        return await pipeline.admit(scope, gate)
+    request: Request[Any, Any, Any] = Request(scope)
+
+    async def admit() -> None:
+        await admit_request(request)
 
     start_message: Message = {"type": "http.response.start", "status": 200, "headers": []}
 
@@ -223,14 +189,14 @@ async def pipeline_steps(
         return await limiter.hit(f"{apps.PRODUCT}:{principal.account_id}", quota)
 
     steps: list[tuple[str, Step]] = [
-        ("_bearer_token(scope)", sync(lambda: _bearer_token(scope))),
+        ("bearer_token(headers)", sync(lambda: bearer_token(scope["headers"]))),
         ("is_well_formed(key) [regex]", sync(lambda: is_well_formed(key))),
         ("hash_key(key) [sha256]", sync(lambda: hash_key(key))),
         ("authenticate(key), cached", lambda: authenticator.authenticate(key)),
         ("limiter.hit (fixed window)", hit),
         ("Decision.headers()", sync(decision.headers)),
         ("Caller(...)", sync(lambda: Caller(principal, gate.product, plan, decision))),
-        ("Pipeline.admit, total", admit),
+        ("gate.admit, total", admit),
         ("request_id(scope) [new id]", sync(lambda: request_id(http_scope("/", [])))),
         ("stamp_response_headers, total", stamp),
         ("key cache miss: _load(digest)", load),
@@ -307,7 +273,7 @@ async def main_async(args: argparse.Namespace) -> None:
     gateways: list[tuple[str, Gateway]] = []
     use_redis = False
     try:
-        key = await prepare_database(database_url)
+        key = await apps.prepare_database(database_url)
         common: dict[str, Any] = {
             "database_url": database_url,
             "plugins": [apps.PRODUCT],
@@ -317,7 +283,7 @@ async def main_async(args: argparse.Namespace) -> None:
         }
         memory = Gateway(load_settings(environ={}, **common), extra_plugins=apps.plugins())
         gateways.append(("pipeline-memory", memory))
-        use_redis = not args.skip_redis and await redis_reachable(args.redis_url) is None
+        use_redis = not args.skip_redis and await redis_unreachable(args.redis_url) is None
         if use_redis:
             settings = load_settings(
                 environ={}, redis_url=args.redis_url, rate_limit_prefix=prefix, **common
@@ -337,7 +303,6 @@ async def main_async(args: argparse.Namespace) -> None:
             ("+noop before_request", framework_app(before_request=True)),
             ("+noop guard+b_send", framework_app(guard=True, before_send=True)),
             *gateway_apps,
-            ("proto: before_request", before_request_app(memory)),
         ]
         print(f"\n## whole requests in process (us per request, best of {args.repeat})\n")
         # No lifespan: the route needs nothing gateway.start() provides.
@@ -359,13 +324,11 @@ async def main_async(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench/micro.py", description=__doc__)
+    parser = argument_parser("micro.py", __doc__)
     parser.add_argument("--iterations", type=int, default=2000, help="calls per batch (2000)")
     parser.add_argument("--repeat", type=int, default=5, help="batches; the best counts (5)")
-    parser.add_argument("--skip-redis", action="store_true")
-    parser.add_argument(
-        "--redis-url", default=os.environ.get("TOLLWAY_BENCH_REDIS_URL", DEFAULT_REDIS_URL)
-    )
+    parser.add_argument("--skip-redis", action="store_true", help="leave out the Redis variant")
+    add_redis_url(parser, "Redis for the Redis variant and the client costs")
     args = parser.parse_args(argv)
     uvloop.run(main_async(args))
     return 0

@@ -1,20 +1,46 @@
 """tollway: a multi-product API gateway whose products are pluggy plugins.
 
-The names plugin authors need are exported here; everything else is internal.
+This module is the public front: the names plugin authors need are exported here (and
+the test helpers from :mod:`tollway.testing`, the command line's from
+:mod:`tollway.cli`); everything else is internal, and a test fails when a plugin
+imports it.
 """
 
 from litestar.di import NamedDependency
 
+from tollway.accounts import AccountError
+from tollway.admission import (
+    DAILY,
+    Access,
+    BearerKey,
+    BodyKey,
+    CurrentCustomer,
+    Customer,
+    CustomerTokens,
+    KeySource,
+    QueryKey,
+    Refusals,
+    Window,
+    hash_password,
+    verify_password,
+)
+from tollway.app import create_app
+from tollway.auth import DatabaseKeyAuthenticator, KeyAuthenticator, Principal
 from tollway.bodies import decode_json_body
+from tollway.db import Database, UTCDateTime, make_metadata, utcnow
+from tollway.db.models import Account
 from tollway.errors import (
     ApiError,
     BadRequest,
     Conflict,
+    ErrorMapper,
     Forbidden,
+    InternalServerError,
     NotFound,
     PayloadTooLarge,
     PaymentRequired,
     ServiceUnavailable,
+    StyledErrorMapper,
     TooManyRequests,
     Unauthorized,
     UnavailableForLegalReasons,
@@ -22,41 +48,125 @@ from tollway.errors import (
     UnsupportedMediaType,
 )
 from tollway.gateway import Gateway
-from tollway.hookspecs import hookimpl
+from tollway.hookspecs import CommandRegistrar, RouteRegistrar, hookimpl
+from tollway.jobs import InProcessJobQueue, JobFunction, JobQueue
+from tollway.net import ClientAddress, PublicOrigin
+from tollway.outbox import LeasedColumns, Poller, claim_due, renew
+from tollway.params import MAX_ROW_ID, FilterId, Id, ListPage, Page, offset, page_limit
 from tollway.pipeline import Caller, CurrentCaller
-from tollway.registry import Plan, Product, RegistrationError
+from tollway.ratelimit import (
+    Algorithm,
+    Decision,
+    MemoryRateLimiter,
+    Quota,
+    RateLimiter,
+    RedisRateLimiter,
+)
+from tollway.registry import Plan, Product, RegistrationError, Registry
+from tollway.scopes import ScopeChecker
+from tollway.secrets import deployment_secret
 from tollway.segmentation import Segmenter
 from tollway.settings import Settings, load_settings
-from tollway.webhooks import verify_signature
+from tollway.webhooks import (
+    EVENT_HEADER,
+    SIGNATURE_HEADER,
+    EndpointInfo,
+    WebhookEngine,
+    WebhookError,
+    WebhookSigner,
+    verify_signature,
+)
+from tollway.webhooks.ssrf import MAX_URL_LENGTH, GuardedNetworkBackend
 
 CurrentGateway = NamedDependency[Gateway]
 """Annotate a handler parameter named ``gateway`` with this to receive the gateway."""
 
 __all__ = [
+    "DAILY",
+    "EVENT_HEADER",
+    "MAX_ROW_ID",
+    "MAX_URL_LENGTH",
+    "SIGNATURE_HEADER",
+    "Access",
+    "Account",
+    "AccountError",
+    "Algorithm",
     "ApiError",
     "BadRequest",
+    "BearerKey",
+    "BodyKey",
     "Caller",
+    "ClientAddress",
+    "CommandRegistrar",
     "Conflict",
     "CurrentCaller",
+    "CurrentCustomer",
     "CurrentGateway",
+    "Customer",
+    "CustomerTokens",
+    "Database",
+    "DatabaseKeyAuthenticator",
+    "Decision",
+    "EndpointInfo",
+    "ErrorMapper",
+    "FilterId",
     "Forbidden",
     "Gateway",
+    "GuardedNetworkBackend",
+    "Id",
+    "InProcessJobQueue",
+    "InternalServerError",
+    "JobFunction",
+    "JobQueue",
+    "KeyAuthenticator",
+    "KeySource",
+    "LeasedColumns",
+    "ListPage",
+    "MemoryRateLimiter",
     "NotFound",
+    "Page",
     "PayloadTooLarge",
     "PaymentRequired",
     "Plan",
+    "Poller",
+    "Principal",
     "Product",
+    "PublicOrigin",
+    "QueryKey",
+    "Quota",
+    "RateLimiter",
+    "RedisRateLimiter",
+    "Refusals",
     "RegistrationError",
+    "Registry",
+    "RouteRegistrar",
+    "ScopeChecker",
     "Segmenter",
     "ServiceUnavailable",
     "Settings",
+    "StyledErrorMapper",
     "TooManyRequests",
+    "UTCDateTime",
     "Unauthorized",
     "UnavailableForLegalReasons",
     "UnprocessableEntity",
     "UnsupportedMediaType",
+    "WebhookEngine",
+    "WebhookError",
+    "WebhookSigner",
+    "Window",
+    "claim_due",
+    "create_app",
     "decode_json_body",
+    "deployment_secret",
+    "hash_password",
     "hookimpl",
     "load_settings",
+    "make_metadata",
+    "offset",
+    "page_limit",
+    "renew",
+    "utcnow",
+    "verify_password",
     "verify_signature",
 ]

@@ -17,14 +17,25 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from tollway.auth import KeyAuthenticator
 from tollway.db import Database, utcnow
 from tollway.db.models import Account, ApiKey, Subscription
+from tollway.errors import BadRequest
 from tollway.keys import generate_key, hash_key, key_prefix
 from tollway.registry import Plan, Registry
 
 ACTIVE, CANCELLED = "active", "cancelled"
 
 
-class AccountError(ValueError):
-    """A request about accounts or keys that breaks a rule; the message says which."""
+class AccountError(BadRequest):
+    """A request about accounts or keys that breaks a rule; the message says which.
+
+    A 400 over HTTP; the command line prints the message on one line (exit 2).
+    """
+
+
+class KeyRefused(AccountError):
+    """A key that cannot be created as asked: ``Cannot create API key: <why>``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Cannot create API key: {reason}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,12 +199,12 @@ class Accounts:
             tuple(sorted(self._registry.scopes)) if all_scopes else tuple(dict.fromkeys(scopes))
         )
         if not granted and not admin:
-            raise AccountError("a key that is not an admin key needs a scope")
+            raise KeyRefused("a key that is not an admin key needs a scope")
         unknown = [scope for scope in granted if scope not in self._registry.scopes]
         if unknown:
-            raise AccountError(f"unknown scope(s): {', '.join(unknown)}")
+            raise KeyRefused(f"unknown scope(s): {', '.join(unknown)}")
         if expires_in is not None and expires_in <= timedelta(0):
-            raise AccountError("expiry must be in the future")
+            raise KeyRefused("expiry must be in the future")
         secret = generate_key()
         now = utcnow()
         async with self._database.transaction() as session:

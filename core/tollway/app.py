@@ -1,44 +1,38 @@
-"""Turning a gateway into a Litestar application."""
+"""Turning a gateway into a Litestar application.
+
+Each product's handlers are mounted on a router at the product's prefix, with the
+dependencies its plugin registered. Each route's declared access was checked when it
+was registered; here it is compiled into a gate, and every route gets one
+``before_request`` step: the request's gate, then its body, then the plugin's own.
+"""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterable
+import inspect
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from litestar import Litestar, Request, Response, Router
 from litestar.di import Provide
-from litestar.exceptions import HTTPException, MethodNotAllowedException, ValidationException
+from litestar.exceptions import HTTPException, MethodNotAllowedException
 from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
-from litestar.params import ParameterKwarg
-from litestar.types import AfterRequestHookHandler, Empty, Scope
+from litestar.routes import HTTPRoute
+from litestar.types import AfterRequestHookHandler, Empty
 from litestar.utils import normalize_path
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from tollway.bodies import RequestStep, strict_body_step
-from tollway.db.database import unavailable as database_unavailable
-from tollway.errors import ApiError
+from tollway.admission.access import BearerKey, access_of
+from tollway.admission.customers import Customer
+from tollway.bodies import BODY_TYPE, RequestStep, check_body, json_body_type
 from tollway.gateway import Gateway
 from tollway.observability.health import Readiness, health_routes
 from tollway.observability.metrics import metrics_route
 from tollway.observability.responses import OBSERVED, response_observer
 from tollway.openapi import ApiReference
-from tollway.pipeline import (
-    GATE,
-    PATH_REPORT,
-    REPORT,
-    Caller,
-    Gate,
-    Pipeline,
-    admission_step,
-    current_caller,
-    request_id,
-    stamp_response_headers,
-    start_request,
-)
+from tollway.pipeline import GATE, Caller, Gate, Pipeline, stamp_response_headers
 from tollway.query import utf8_query_strings
 from tollway.registry import RegistrationError
-
-log = logging.getLogger("tollway")
+from tollway.state import request_state
 
 SECURITY_SCHEME = "apiKey"
 
@@ -52,12 +46,20 @@ def create_app(gateway: Gateway) -> Litestar:
             path=registry.products[route_set.product].prefix,
             route_handlers=list(route_set.handlers),
             opt={"product": route_set.product, "plugin": route_set.plugin},
+            dependencies={
+                name: _provider(gateway, provided)
+                for name, provided in route_set.dependencies.items()
+            },
         )
         for route_set in registry.routes
     ]
+    database = gateway.database
 
-    def provide_caller(request: Request[Any, Any, Any]) -> Caller:
-        return current_caller(request.scope)
+    async def provide_transaction() -> AsyncIterator[AsyncSession]:
+        # Committed after the handler's response is made, before it is sent: a commit
+        # that fails is answered as an error, never as a success that did not happen.
+        async with database.transaction() as session:
+            yield session
 
     readiness = Readiness.for_gateway(gateway)
     app = Litestar(
@@ -66,8 +68,10 @@ def create_app(gateway: Gateway) -> Litestar:
         middleware=[utf8_query_strings],
         exception_handlers={Exception: _error_handler(gateway)},
         dependencies={
-            "caller": Provide(provide_caller, sync_to_thread=False),
+            "caller": Provide(_provide_caller, sync_to_thread=False),
+            "customer": Provide(_provide_customer, sync_to_thread=False),
             "gateway": Provide(lambda: gateway, sync_to_thread=False, use_cache=True),
+            "transaction": Provide(provide_transaction),
         },
         on_startup=[gateway.start],
         on_shutdown=[gateway.stop, readiness.close],
@@ -79,56 +83,99 @@ def create_app(gateway: Gateway) -> Litestar:
         logging_config=None if gateway.settings.log_format == "json" else Empty,
     )
     app.state["gateway"] = gateway
-    _attach_gates(app, gateway)
+    _compile_routes(app, gateway)
     return app
 
 
-def _attach_gates(app: Litestar, gateway: Gateway) -> None:
-    """Compute each route's gate and metrics once, failing start-up on an unguarded
-    keyed route."""
+def _provider(gateway: Gateway, provided: Any) -> Provide:
+    """A Litestar provider for what a plugin registered as a dependency: a service
+    class (the gateway's instance of it), a ``Provide``, or a provider function."""
+    if isinstance(provided, Provide):
+        return provided
+    if isinstance(provided, type):
+        service: object = gateway.service(provided)
+        return Provide(lambda: service, sync_to_thread=False, use_cache=True)
+    if inspect.iscoroutinefunction(provided) or inspect.isasyncgenfunction(provided):
+        return Provide(provided)
+    return Provide(provided, sync_to_thread=False)
+
+
+def _provide_caller(request: Request[Any, Any, Any]) -> Caller:
+    caller = request_state(request.scope).caller
+    if caller is None:
+        raise LookupError(f"{request.url.path}: only keyed routes have a caller")
+    return caller
+
+
+def _provide_customer(request: Request[Any, Any, Any]) -> Customer:
+    customer = request_state(request.scope).customer
+    if customer is None:
+        raise LookupError(f"{request.url.path}: declare Access(customer=True) to get a customer")
+    return customer
+
+
+def _compile_routes(app: Litestar, gateway: Gateway) -> None:
+    """Give each product route its gate, metrics and one ``before_request`` step.
+    (Done on the handlers Litestar built: it copies every handler per router.)"""
     pipeline = Pipeline.for_gateway(gateway)
-    metrics = gateway.metrics
-    registry = gateway.registry
     for route in app.routes:
-        for handler in getattr(route, "route_handlers", ()):
-            opt = handler.opt
-            product_name = opt.get("product")
-            if product_name is None:
-                continue
-            product = registry.products[product_name]
-            # Litestar adds an OPTIONS handler to every path; preflight needs no key.
-            preflight = handler.http_methods == {"OPTIONS"} and "scope" not in opt
-            if preflight and isinstance(handler, HTTPRouteHandler):
-                # Litestar declares this attribute with a narrower type than it accepts.
-                handler.after_request = _allow_header(route.methods)  # type: ignore[assignment]
-            public = bool(opt.get("public")) or not product.keyed or preflight
-            scope = opt.get("scope")
-            admin = bool(opt.get("admin"))
-            where = f"plugin {opt.get('plugin')!r}, route {route.path}"
-            if not public and scope is None and not admin:
-                raise RegistrationError(f"{where}: declare scope=..., admin=True or public=True")
-            if scope is not None and scope not in registry.scopes:
-                raise RegistrationError(f"{where}: scope {scope!r} is not registered")
-            if not public:
-                handler.security = [{SECURITY_SCHEME: []}]
-            gate = Gate(product, pipeline, scope=scope, admin=admin, public=public)
-            opt[GATE] = gate
-            if not isinstance(handler, HTTPRouteHandler):
-                if not public:
-                    raise RegistrationError(f"{where}: keyed routes must be HTTP routes")
-                continue
-            opt[OBSERVED] = metrics.route(product.name, route.path_format)
-            steps = [admission_step(gate)] if not public else []
-            # A product admitting requests its own way (the keyless public QR API
-            # limits by client address) runs its step first too, before the body.
-            if (own_admission := opt.get("admit")) is not None:
-                steps.append(own_admission)
-            if (body_step := strict_body_step(handler)) is not None:
-                steps.append(body_step)
-            previous = [layer.before_request for layer in handler.ownership_layers]
-            if (plugin_step := next((h for h in reversed(previous) if h), None)) is not None:
-                steps.append(plugin_step)
-            handler.before_request = chain_steps(steps)
+        if not isinstance(route, HTTPRoute):
+            _refuse_keyed(route, gateway)
+            continue
+        handlers = [h for h in route.route_handlers if h.opt.get("product") is not None]
+        automatic = [h for h in handlers if _is_preflight(h)]
+        for handler in handlers:
+            if handler not in automatic:
+                _compile(handler, route.path_format, pipeline, gateway)
+        reports = (h.opt[GATE].report for h in handlers if GATE in h.opt)
+        report = next((found for found in reports if found is not None), None)
+        for handler in automatic:
+            product = gateway.registry.products[handler.opt["product"]]
+            access = access_of({"public": True}, product)
+            assert access is not None
+            handler.opt[GATE] = Gate(product, access, None, report)
+            handler.opt[OBSERVED] = gateway.metrics.route(product.name, route.path_format)
+            # Litestar declares this attribute with a narrower type than it accepts.
+            handler.after_request = _allow_header(route.methods)  # type: ignore[assignment]
+
+
+def _refuse_keyed(route: Any, gateway: Gateway) -> None:
+    for handler in getattr(route, "route_handlers", ()):
+        if (name := handler.opt.get("product")) is None:
+            continue
+        access = access_of(handler.opt, gateway.registry.products[name])
+        if access is None or not access.public:
+            raise RegistrationError(
+                f"plugin {handler.opt.get('plugin')!r}, route {route.path}: keyed routes "
+                "must be HTTP routes"
+            )
+
+
+def _is_preflight(handler: HTTPRouteHandler) -> bool:
+    """Litestar's automatic ``OPTIONS`` answer (preflight needs no key)."""
+    return handler.http_methods == {"OPTIONS"} and not {"scope", "access", "admin"} & set(
+        handler.opt
+    )
+
+
+def _compile(handler: HTTPRouteHandler, path: str, pipeline: Pipeline, gateway: Gateway) -> None:
+    product = gateway.registry.products[handler.opt["product"]]
+    access = access_of(handler.opt, product)
+    assert access is not None  # checked when the route was registered
+    gate = handler.opt[GATE] = pipeline.gate(product, access)
+    if not access.public and access.anonymous is None and isinstance(access.key, BearerKey):
+        # The document's security scheme is the bearer header; keys sent elsewhere, or
+        # optional ones, are described by the route's own parameters.
+        handler.security = [{SECURITY_SCHEME: []}]
+    handler.opt[OBSERVED] = gateway.metrics.route(product.name, path)
+    steps: list[RequestStep] = [gate.admit] if gate.admit is not None else []
+    if (body_type := json_body_type(handler)) is not None:
+        handler.opt[BODY_TYPE] = body_type
+        steps.append(check_body)
+    layers = [layer.before_request for layer in handler.ownership_layers]
+    if (own := next((step for step in reversed(layers) if step), None)) is not None:
+        steps.append(own)
+    handler.before_request = _chain(steps)
 
 
 def _allow_header(methods: Iterable[str]) -> AfterRequestHookHandler:
@@ -143,13 +190,13 @@ def _allow_header(methods: Iterable[str]) -> AfterRequestHookHandler:
     return set_allow
 
 
-def chain_steps(steps: list[RequestStep]) -> RequestStep:
-    """One ``before_request`` hook: :func:`start_request`, then ``steps`` in order
+def _chain(steps: list[RequestStep]) -> RequestStep:
+    """One ``before_request`` hook: the request starts, then ``steps`` run in order
     until one answers."""
     ordered = tuple(steps)
 
     async def run_steps(request: Request[Any, Any, Any]) -> Any:
-        start_request(request.scope)
+        request_state(request.scope)
         for step in ordered:
             answer = await step(request)
             if answer is not None:
@@ -157,26 +204,6 @@ def chain_steps(steps: list[RequestStep]) -> RequestStep:
         return None
 
     return run_steps
-
-
-def _validation_message(error: ValidationException, handler: BaseRouteHandler | None) -> str:
-    """``Invalid request: <name>: <problem>; ...``, naming each parameter as the client
-    sends it: Litestar reports the handler's argument (``content``), not the name it
-    is declared under (``QueryParameter(name="data")``)."""
-    parameters = handler.parsed_fn_signature.parameters if handler is not None else {}
-    problems = []
-    for item in error.extra if isinstance(error.extra, list) else []:
-        if isinstance(item, dict):
-            key = item.get("key")
-            message = item.get("message", "invalid value")
-            if key and item.get("source") != "body":
-                argument, dot, rest = key.partition(".")
-                field = parameters.get(argument)
-                declared = field.kwarg_definition if field is not None else None
-                if isinstance(declared, ParameterKwarg) and declared.name:
-                    key = f"{declared.name}{dot}{rest}"
-            problems.append(f"{key}: {message}" if key else str(message))
-    return "Invalid request: " + ("; ".join(problems) if problems else str(error.detail))
 
 
 def _handler_of_path(
@@ -203,41 +230,15 @@ def _error_handler(gateway: Gateway) -> Any:
     mapper = gateway.error_mapper
 
     def handle(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
-        scope: Scope = request.scope
-        start_request(scope)  # a no-op unless the request matched no route
+        scope = request.scope
+        state = request_state(scope)  # a request matching no route starts here
         handler = scope.get("route_handler")
         if handler is None and isinstance(error, MethodNotAllowedException):
             handler = _handler_of_path(request, error)
-            if handler is not None and (report := handler.opt.get(REPORT)) is not None:
-                scope["state"][PATH_REPORT] = report
-        gate: Gate | None = handler.opt.get(GATE) if handler is not None else None
+            if handler is not None and (gate := handler.opt.get(GATE)) is not None:
+                state.report = gate.report
+        gate = handler.opt.get(GATE) if handler is not None else None
         product = gate.product if gate is not None else registry.product_for_path(scope["path"])
-        rid = request_id(scope)
-        headers: dict[str, str] = {}
-        extra: dict[str, Any] = {}
-        if isinstance(error, ApiError):
-            status, message, headers, extra = (
-                error.status_code,
-                error.message,
-                error.headers,
-                error.extra,
-            )
-        elif isinstance(error, ValidationException):
-            status, message = 400, _validation_message(error, handler)
-        elif isinstance(error, HTTPException):
-            status, message = error.status_code, str(error.detail)
-            headers = dict(error.headers or {})
-        elif database_unavailable(error):
-            status, message = 503, "The database is temporarily unavailable; retry shortly"
-            headers = {"Retry-After": "1"}
-            log.warning("database unavailable (request id %s): %s", rid, error)
-        else:
-            status, message = 500, "Internal server error"
-            log.exception("unhandled error (request id %s)", rid, exc_info=error)
-        if status >= 500 and isinstance(error, HTTPException):
-            status, message = 500, "Internal server error"
-        return mapper.to_response(
-            status, message, product, request_id=rid, headers=headers, extra=extra
-        )
+        return mapper.to_response(error, product, request_id=state.request_id, handler=handler)
 
     return handle

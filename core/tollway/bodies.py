@@ -11,12 +11,16 @@ traceback.
 Litestar converts bodies leniently (``strict=False``: ``0`` passes as ``false``,
 ``"5"`` as ``5``), which would let schema-violating input through. Every route whose
 ``data`` parameter is a JSON body gets a ``before_request`` step that refuses other
-media types (415) and decodes the raw body strictly first. Handlers keep declaring
-``data: JSONBody[Struct]``, so the OpenAPI document is unchanged.
+media types (415) and decodes the raw body strictly first, once: the value is kept in
+the request's state, handed to Litestar as the request's JSON (which passes a value
+of the declared type through unchanged) and read by admission steps that need a body
+field (:class:`tollway.BodyKey`). Handlers keep declaring ``data: JSONBody[Struct]``,
+so the OpenAPI document is unchanged.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -28,13 +32,18 @@ from litestar.enums import RequestEncodingType
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import BodyKwarg
 from litestar.types import Scope
+from litestar.utils.scope.state import ScopeState
 
-from tollway.errors import BadRequest, UnsupportedMediaType
+from tollway.errors import ApiError, BadRequest, UnsupportedMediaType
+from tollway.state import request_state
 
 T = TypeVar("T")
 
 RequestStep = Callable[[Request[Any, Any, Any]], Awaitable[Any]]
 """A ``before_request`` step: returns ``None`` to go on, or a response to stop."""
+
+BODY_TYPE = "tollway.body_type"
+"""Route ``opt`` key: the type a route's JSON body is decoded into, set at start-up."""
 
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects a body may have. Our bodies need a
@@ -96,8 +105,8 @@ def refuse_other_media_types(scope: Scope) -> None:
             )
 
 
-def strict_body_step(handler: HTTPRouteHandler) -> RequestStep | None:
-    """A step decoding ``handler``'s JSON ``data`` body strictly, or ``None`` if it has none."""
+def json_body_type(handler: HTTPRouteHandler) -> Any | None:
+    """The type of ``handler``'s JSON ``data`` body, or ``None`` if it has none."""
     field = handler.parsed_fn_signature.parameters.get("data")
     if field is None:
         return None
@@ -106,12 +115,47 @@ def strict_body_step(handler: HTTPRouteHandler) -> RequestStep | None:
         return None
     into = field.annotation
     _DECODERS[into]  # an unsupported type fails at start-up, not on the first request
+    return into
 
-    async def check_body(request: Request[Any, Any, Any]) -> None:
-        refuse_other_media_types(request.scope)
-        decode_json_body(await request.body(), into)
 
-    return check_body
+async def read_body(request: Request[Any, Any, Any]) -> Any | None:
+    """The route's JSON body, decoded strictly once per request; ``None`` when it
+    cannot be (the body step answers why: 415 or 400)."""
+    state = request_state(request.scope)
+    if not state.body_decoded:
+        try:
+            refuse_other_media_types(request.scope)
+            state.body = decode_json_body(
+                await request.body(), request.route_handler.opt[BODY_TYPE]
+            )
+        except ApiError as error:
+            state.body, state.body_error = None, error
+    return state.body
+
+
+def key_field(body: bytes, name: str) -> str | None:
+    """The string field ``name`` of a JSON object body, or ``None`` (never an error)."""
+    try:
+        value = decode_json_body(body, _key_struct(name))
+    except BadRequest:
+        return None
+    found = getattr(value, name)
+    return found if isinstance(found, str) else None
+
+
+@functools.cache
+def _key_struct(name: str) -> type[msgspec.Struct]:
+    return msgspec.defstruct("KeyField", [(name, Any, None)])
+
+
+async def check_body(request: Request[Any, Any, Any]) -> None:
+    """The body step of a route with a JSON body: answers 415/400 for a body that
+    cannot be decoded; otherwise the handler's ``data`` is the decoded value."""
+    body = await read_body(request)
+    state = request_state(request.scope)
+    if state.body_error is not None:
+        raise state.body_error
+    ScopeState.from_scope(request.scope).json = body
 
 
 class _Decoders(dict[Any, "msgspec.json.Decoder[Any]"]):

@@ -8,27 +8,32 @@ into a Litestar application.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import msgspec
 import pluggy
 
 from tollway.accounts import Accounts
+from tollway.admission.customers import CustomerTokens
 from tollway.auth import KeyAuthenticator
 from tollway.db import Database
 from tollway.db.migrate import upgrade
 from tollway.errors import ErrorMapper
-from tollway.jobs import JobQueue
+from tollway.hookspecs import RouteRegistrar
+from tollway.jobs import JobFunction, JobQueue
 from tollway.observability.metrics import GatewayMetrics
 from tollway.plans import resolve_plans
 from tollway.plugins import call_each, collect, plugin_manager
 from tollway.ratelimit import RateLimiter
 from tollway.registry import Plan, RegistrationError, Registry
 from tollway.scopes import ScopeChecker
+from tollway.secrets import deployment_secret
 from tollway.settings import Settings
 from tollway.webhooks import WebhookEngine, WebhookSigner
 
 T = TypeVar("T")
+S = TypeVar("S", bound=msgspec.Struct)
 
 
 class Gateway:
@@ -46,6 +51,7 @@ class Gateway:
         self.plugins = manager or plugin_manager(settings.plugins, self._extra_plugins)
         self.registry: Registry = collect(self.plugins)
         self.plans: dict[str, dict[str, Plan]] = resolve_plans(self.registry, settings)
+        self._product_settings = product_settings(self.registry, settings)
         self.database = Database(settings.database_url)
         hook = self.plugins.hook
         self.authenticator: KeyAuthenticator = _required(
@@ -67,13 +73,60 @@ class Gateway:
         self.jobs: JobQueue = _required(hook.tollway_job_queue(gateway=self), "job queue")
         self.metrics = GatewayMetrics(self.jobs)
         self.webhooks = WebhookEngine(self)
-        call_each(
-            hook.tollway_register_routes,
-            lambda plugin: (
-                lambda product, handlers: self.registry.add_routes(product, handlers, plugin=plugin)
-            ),
-            gateway=self,
-        )
+        self._customer_tokens: CustomerTokens | None = None
+        self._services: dict[type, object] = {}
+        call_each(hook.tollway_register_services, self._service_adder, gateway=self)
+        call_each(hook.tollway_register_jobs, self._job_adder, gateway=self)
+        call_each(hook.tollway_register_routes, self._route_adder)
+
+    def service(self, kind: type[T]) -> T:
+        """The gateway's one instance of a service class a plugin registered."""
+        try:
+            found = self._services[kind]
+        except KeyError:
+            raise LookupError(f"no plugin registered a {kind.__name__} service") from None
+        return found  # type: ignore[return-value]  # stored under its own class
+
+    def product_settings(self, kind: type[S]) -> S:
+        """A product's settings, as the Struct its plugin registered, validated."""
+        for value in self._product_settings.values():
+            if type(value) is kind:
+                return value
+        raise LookupError(f"no product registered settings of type {kind.__name__}")
+
+    async def customer_tokens(self) -> CustomerTokens:
+        """The deployment's customer token issuer and verifier (its secret is made
+        once, in the database, and shared by every process)."""
+        if self._customer_tokens is None:
+            secret = await deployment_secret(self.database, "customer_tokens")
+            self._customer_tokens = CustomerTokens(secret)
+        return self._customer_tokens
+
+    def _service_adder(self, plugin: str) -> Callable[[object], None]:
+        def add(service: object) -> None:
+            kind = type(service)
+            self.registry._claim("service", f"{kind.__module__}.{kind.__qualname__}", plugin)
+            self._services[kind] = service
+
+        return add
+
+    def _job_adder(self, plugin: str) -> Callable[[str, JobFunction], None]:
+        def add(name: str, function: JobFunction) -> None:
+            self.registry.add_job(name, function, plugin=plugin)
+            self.jobs.register(name, function)
+
+        return add
+
+    def _route_adder(self, plugin: str) -> RouteRegistrar:
+        def add(
+            product: str,
+            handlers: Sequence[Any],
+            *,
+            dependencies: Mapping[str, Callable[..., Any]] | None = None,
+        ) -> None:
+            self.registry.add_routes(product, handlers, dependencies=dependencies, plugin=plugin)
+
+        return add
 
     async def migrate(self) -> None:
         """Apply the migration branch of every installed plugin (``upgrade heads``).
@@ -89,14 +142,38 @@ class Gateway:
     async def start(self) -> None:
         await self.jobs.start()
         await self.webhooks.start()
+        for service in self._services.values():
+            if callable(start := getattr(service, "start", None)):
+                await start()
         await _await_all(self.plugins.hook.tollway_startup(gateway=self))
 
     async def stop(self) -> None:
         await _await_all(self.plugins.hook.tollway_shutdown(gateway=self))
+        for service in reversed(self._services.values()):
+            if callable(stop := getattr(service, "stop", None)):
+                await stop()
         await self.webhooks.stop()
         await self.jobs.stop()
         await self.rate_limiter.close()
         await self.database.dispose()
+
+
+def product_settings(registry: Registry, settings: Settings) -> dict[str, msgspec.Struct]:
+    """Each served product's ``[products.<name>.settings]``, converted into the Struct
+    its plugin registered; ``ValueError`` naming the table and the key otherwise."""
+    converted: dict[str, msgspec.Struct] = {}
+    for name in registry.products:
+        values = settings.product(name).settings
+        registered = registry.settings.get(name)
+        if registered is None:
+            if values:
+                raise ValueError(
+                    f"[products.{name}.settings]: the {name!r} product has no settings "
+                    f"(found {', '.join(sorted(values))})"
+                )
+            continue
+        converted[name] = settings.product_settings(name, registered.struct)
+    return converted
 
 
 def _required(value: T | None, what: str) -> T:

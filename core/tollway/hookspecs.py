@@ -15,25 +15,47 @@ whose async methods do the per-request work.
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
 if TYPE_CHECKING:
+    import msgspec
+    from click import Command
     from sqlalchemy import MetaData
 
     from tollway.auth import KeyAuthenticator
     from tollway.errors import ErrorMapper
     from tollway.gateway import Gateway
-    from tollway.jobs import JobQueue
+    from tollway.jobs import JobFunction, JobQueue
     from tollway.ratelimit import RateLimiter
     from tollway.registry import Plan, Product
     from tollway.scopes import ScopeChecker
     from tollway.segmentation import Segmenter
     from tollway.webhooks import WebhookSigner
+
+
+class RouteRegistrar(Protocol):
+    """The ``register`` callback of :func:`tollway_register_routes`."""
+
+    def __call__(
+        self,
+        product: str,
+        handlers: Sequence[Any],
+        *,
+        dependencies: Mapping[str, Callable[..., Any]] | None = None,
+    ) -> None: ...
+
+
+class CommandRegistrar(Protocol):
+    """The ``register`` callback of :func:`tollway_register_commands`."""
+
+    def __call__(
+        self, command: Command, *, deprecated_aliases: Mapping[str, str] | None = None
+    ) -> None: ...
+
 
 hookspec = pluggy.HookspecMarker("tollway")
 hookimpl = pluggy.HookimplMarker("tollway")
@@ -88,31 +110,86 @@ def tollway_register_models(register: Callable[[MetaData, Path | None], None]) -
 
 
 @hookspec
-def tollway_register_routes(
-    register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-) -> None:
+def tollway_register_routes(register: RouteRegistrar) -> None:
     """Register Litestar route handlers for a product: ``register("code", [handlers])``.
 
-    Handlers are mounted under the product's prefix. Each handler declares its access
-    in its ``opt``: ``scope="code:qr:generate"``, ``admin=True`` or ``public=True``.
-    A keyed handler that declares none, or an unregistered scope, fails start-up.
-    ``admit=<async step(request)>`` adds a product's own admission step, run before
-    the body is read (keyless products use it to rate-limit by client address);
-    ``report=<async step(scope)>`` then puts the caller's rate limit headers on the
-    answers that admission never reached (405, 413, automatic ``OPTIONS``), without
-    counting anything.
+    Handlers are mounted under the product's prefix. Each declares how it admits
+    requests in its ``opt``: the shorthand ``scope="code:qr:generate"``, ``admin=True``
+    or ``public=True``, or ``access=tollway.Access(...)`` composed from the shared
+    admission steps (a key in the query or body, anonymous callers counted per client
+    address, an end customer's token). Checked here: a keyed handler declaring
+    nothing, an unregistered scope or an inconsistent ``Access`` fails start-up.
+
+    ``dependencies={"chat": provide_chat}`` adds Litestar dependency providers to
+    the product's handlers: how they receive the product's services (a provider may
+    take ``gateway``, ``caller`` and ``transaction``, the request's database
+    transaction, and may be an async generator).
     """
 
 
 @hookspec
-def tollway_register_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    """Add subcommands to the ``tollway`` command line.
+def tollway_register_services(register: Callable[[object], None], gateway: Gateway) -> None:
+    """Register the plugin's per-gateway services: ``register(Delivery(gateway))``.
 
-    ``commands`` is argparse's sub-parser collection: ``chat = commands.add_parser(
-    "chat")``, then ``set_defaults(handler=fn)`` with ``fn(args) -> int`` (the exit
-    status). Run async work against the configured gateway with
-    ``tollway.cli.run_with_gateway(args, work)``. Print results on stdout, messages on
-    stderr.
+    One instance per class and gateway; anyone reaches it with
+    ``gateway.service(Delivery)``. A service with ``async start()`` and ``async
+    stop()`` methods is started after the gateway's mechanisms and stopped before
+    them. Called once per gateway, before the jobs are registered.
+    """
+
+
+@hookspec
+def tollway_register_jobs(register: Callable[[str, JobFunction], None], gateway: Gateway) -> None:
+    """Register background jobs: ``register("removebg.batch", run_batch)``.
+
+    A job is an async function taking JSON-able keyword arguments, so any process's
+    queue can run it (``gateway.jobs.enqueue("removebg.batch", job_id=7)``). A job
+    name registered by two plugins fails start-up.
+    """
+
+
+@hookspec
+def tollway_register_settings(register: Callable[[str, type[msgspec.Struct]], None]) -> None:
+    """Register the msgspec Struct of a product's settings: ``register("chat",
+    ChatSettings)``.
+
+    The operator's ``[products.<name>.settings]`` table is converted into it at
+    start-up; an unknown or mistyped key fails start-up naming it (the Struct must set
+    ``forbid_unknown_fields=True``). Read them with ``gateway.product_settings(
+    ChatSettings)``. Only the plugin that registered the product may register its
+    settings; a product without registered settings accepts none.
+    """
+
+
+@hookspec(historic=True)
+def tollway_add_hookspecs(register: Callable[..., None]) -> None:
+    """Add hooks a plugin defines for other plugins to implement (like pytest's
+    ``pytest_addhooks``): ``register(hookspecs_module, *defaults)``.
+
+    ``defaults`` are registered as plugins after the specs, the plugin's own default
+    implementations (``trylast``), exactly as the core registers its defaults. Historic:
+    a plugin registered later still gets to add its hooks. A hook name defined twice
+    fails start-up.
+    """
+
+
+@hookspec
+def tollway_register_commands(register: CommandRegistrar) -> None:
+    """Add a product's operator commands to the ``tollway`` command line:
+    ``register(group)``, a :mod:`click` group (or command) named after a product this
+    plugin registered, run as ``tollway <product> ...`` (``tollway chat inboxes create``).
+
+    ``register(group, deprecated_aliases={"models": "models"})`` keeps an old top-level
+    spelling working: ``tollway models ...`` warns on stderr, then runs ``tollway
+    removebg models ...``. A command not named after a product of the registering
+    plugin, or a name taken by a core command, another plugin or an alias, fails
+    start-up naming the plugins. Called when a plugin's command is first needed
+    (``tollway --help``, a name that is not a core command), not for core commands.
+
+    In a command, ``tollway.cli.run_with_gateway(work)`` runs ``await work(gateway)``
+    on the gateway the command line configures. Print results on stdout, messages on
+    stderr; a ``ValueError`` ends the command with one ``tollway: <why>`` line, exit 2;
+    an ``int`` returned is the exit status.
     """
 
 

@@ -1,24 +1,20 @@
-"""The request path: key -> subscription -> scope -> per-product rate limit.
+"""The request path: key -> subscription -> scope -> rate limit -> customer.
 
-Runs as the first ``before_request`` step of every keyed route, before the body is
-read, so a request without a valid key never costs body decoding. (Not a Litestar
-guard: Litestar copies the route handler for every guard call, which cost more than
-all the checks here.) What it learns is left in the ASGI scope's state: the caller for
-the handler, the rate limit headers for the ``before_send`` hook that stamps every
-response. A product admitting requests its own way also reports its window on the
-responses its admission never reached (see :data:`REPORT`).
+Each route's :class:`~tollway.admission.Access` is compiled once, at start-up, into a
+:class:`Gate`: the ``before_request`` step admitting its requests, run before the
+body is read, so a request without a valid key never costs body decoding. (Not a
+Litestar guard: Litestar copies the route handler for every guard call, which cost
+more than all the checks here.) What admission learns goes into the request's
+:class:`~tollway.state.RequestState`: the caller for the handler, the rate limit
+headers for the ``before_send`` hook that stamps every response.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
-import re
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -26,14 +22,17 @@ from litestar import Request
 from litestar.di import NamedDependency
 from litestar.types import Message, Scope
 
+from tollway.admission.access import Access, BearerKey
+from tollway.admission.customers import HEADER as CUSTOMER_HEADER
+from tollway.admission.customers import Customer, CustomerTokens
 from tollway.auth import KeyAuthenticator, Principal
-from tollway.errors import Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized
-from tollway.observability.logs import current_request_id
-from tollway.plans import daily_quota
+from tollway.errors import ApiError, Forbidden, ServiceUnavailable, Unauthorized
+from tollway.net import ClientAddress
 from tollway.ratelimit import Decision, Quota, RateLimiter, RateLimiterUnavailable
 from tollway.registry import Plan, Product
 from tollway.scopes import ScopeChecker
 from tollway.settings import FailurePolicy
+from tollway.state import request_state
 
 if TYPE_CHECKING:
     from tollway.gateway import Gateway
@@ -41,37 +40,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("tollway.pipeline")
 
 GATE = "tollway.gate"
-CALLER = "tollway.caller"
-RESPONSE_HEADERS = "tollway.headers"
-REQUEST_ID = "tollway.request_id"
-STARTED = "tollway.started"
-PATH_REPORT = "tollway.path_report"
-"""Scope state key: the :data:`REPORT` step of the path a 405 answers, where no route
-handler (and so no ``opt``) was chosen."""
+"""Route ``opt`` key of the route's :class:`Gate`, set at start-up."""
 
-REPORT = "report"
-"""Route ``opt`` key: ``report=<async step(scope)>`` puts the caller's rate limit
-headers in the scope state, as admission does, without counting anything. It runs when
-a response of the route goes out without them: an automatic ``OPTIONS`` answer, a
-request refused before its admission ran (a body too large), a 405 for the route's
-path. Products counting requests their own way (``admit=...``) set it, so that every
-response carries their window."""
-
+Step = Callable[[Request[Any, Any, Any]], Awaitable[None]]
 Reporter = Callable[[Scope], Awaitable[None]]
 
-_REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{8,128}")
-_BEARER = "bearer "
-
-
-@dataclass(frozen=True, slots=True)
-class Gate:
-    """What a route requires, computed once at start-up from its ``opt``."""
-
-    product: Product
-    pipeline: Pipeline
-    scope: str | None = None
-    admin: bool = False
-    public: bool = False
+_CUSTOMER_HEADER = CUSTOMER_HEADER.lower().encode()
 
 
 class Caller(msgspec.Struct, frozen=True, gc=False):
@@ -88,72 +62,47 @@ CurrentCaller = NamedDependency[Caller]
 """Annotate a handler parameter named ``caller`` with this to receive the caller."""
 
 
-_REQUEST_ID_PREFIX = secrets.token_hex(8)
-_request_counter = itertools.count(1)
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """A route's admission, compiled once at start-up from its :class:`Access`."""
 
+    product: Product
+    access: Access
+    admit: Step | None
+    """The ``before_request`` step admitting requests; ``None`` for public routes."""
+    report: Reporter | None
+    """Puts the caller's window on answers admission never reached (``access.report``)."""
 
-def _new_request_id() -> str:
-    # Unique, not secret: a random per-process prefix and a counter cost a fraction of
-    # fresh random bytes on every request.
-    return f"{_REQUEST_ID_PREFIX}{next(_request_counter):016x}"
-
-
-def request_id(scope: Scope) -> str:
-    """This request's id: a well-formed inbound ``X-Request-ID`` is kept (so a load
-    balancer's id follows the request), otherwise a new one (32 hex digits). Made
-    once per request, when it also becomes :data:`current_request_id` for the logs."""
-    state = scope.setdefault("state", {})
-    current: str | None = state.get(REQUEST_ID)
-    if current is None:
-        current = ""
-        for name, value in scope.get("headers", ()):
-            if name == b"x-request-id":
-                inbound = value.decode("latin-1")
-                if _REQUEST_ID_PATTERN.fullmatch(inbound):
-                    current = inbound
-                break
-        current = current or _new_request_id()
-        state[REQUEST_ID] = current
-        current_request_id.set(current)
-    return current
-
-
-def start_request(scope: Scope) -> None:
-    """The first thing done for a request: note when it started (for its duration
-    metric and access log) and make its id, so logs written while serving it carry it.
-    Run by the first ``before_request`` step of every product route, and by the error
-    handler for requests that matched none."""
-    state = scope["state"]
-    if STARTED not in state:
-        state[STARTED] = perf_counter()
-        request_id(scope)
+    @property
+    def public(self) -> bool:
+        return self.access.public
 
 
 async def stamp_response_headers(message: Message, scope: Scope) -> None:
     """``before_send`` hook: every response gets its request id and rate limit headers,
-    reported by the route's :data:`REPORT` step when no admission left any."""
+    reported by the route's gate when no admission left any."""
     if message["type"] != "http.response.start":
         return
     headers = message.get("headers")
     if type(headers) is not list:
         # Litestar hands over a fresh list per response; anything else is copied.
         headers = message["headers"] = list(headers or ())
-    headers.append((b"x-request-id", request_id(scope).encode()))
-    state = scope["state"]
-    extra = state.get(RESPONSE_HEADERS)
+    state = request_state(scope)
+    headers.append((b"x-request-id", state.request_id.encode()))
+    extra = state.headers
     if extra is None:
-        extra = await _reported_headers(scope, state)
+        extra = await _reported_headers(scope, state.report)
     if extra:
         headers.extend(extra)
 
 
-async def _reported_headers(scope: Scope, state: dict[str, Any]) -> list[tuple[bytes, bytes]]:
-    handler = scope.get("route_handler")
-    report: Reporter | None = state.get(PATH_REPORT) or (
-        handler.opt.get(REPORT) if handler is not None else None
-    )
+async def _reported_headers(scope: Scope, report: Reporter | None) -> list[tuple[bytes, bytes]]:
     if report is None:
-        return []
+        handler = scope.get("route_handler")
+        gate: Gate | None = handler.opt.get(GATE) if handler is not None else None
+        report = gate.report if gate is not None else None
+        if report is None:
+            return []
     try:
         await report(scope)
     except Exception:
@@ -161,22 +110,11 @@ async def _reported_headers(scope: Scope, state: dict[str, Any]) -> list[tuple[b
         # limiter or database unreachable) leaves the headers out, never the answer.
         log.warning("rate limit report failed for %s", scope["path"], exc_info=True)
         return []
-    reported: list[tuple[bytes, bytes]] = state.get(RESPONSE_HEADERS, [])
-    return reported
-
-
-def _bearer_token(scope: Scope) -> str | None:
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            text = value.decode("latin-1")
-            if text[:7].lower() == _BEARER:
-                return text[7:].strip()
-            return None
-    return None
+    return request_state(scope).headers or []
 
 
 class Pipeline:
-    """The gateway checks, in the spec's order, with every mechanism from its hook."""
+    """The gateway's admission mechanisms, each from its hook; compiles gates."""
 
     def __init__(
         self,
@@ -186,6 +124,8 @@ class Pipeline:
         plans: Mapping[str, Mapping[str, Plan]],
         failure_policy: FailurePolicy,
         *,
+        clients: ClientAddress | None = None,
+        customer_tokens: Callable[[], Awaitable[CustomerTokens]] | None = None,
         on_limiter_error: Callable[[FailurePolicy], None] | None = None,
     ) -> None:
         self.authenticator = authenticator
@@ -193,12 +133,9 @@ class Pipeline:
         self.limiter = limiter
         self.plans = plans
         self.failure_policy = failure_policy
+        self.clients = clients or ClientAddress(())
+        self.customer_tokens = customer_tokens
         self.on_limiter_error = on_limiter_error
-        self._quotas: dict[tuple[str, str], Quota] = {
-            (product, name): daily_quota(plan)
-            for product, product_plans in plans.items()
-            for name, plan in product_plans.items()
-        }
 
     @classmethod
     def for_gateway(cls, gateway: Gateway) -> Pipeline:
@@ -208,103 +145,176 @@ class Pipeline:
             gateway.rate_limiter,
             gateway.plans,
             gateway.settings.rate_limit_failure,
+            clients=ClientAddress(gateway.settings.trusted_proxies),
+            customer_tokens=gateway.customer_tokens,
             on_limiter_error=gateway.metrics.count_limiter_error,
         )
 
-    async def admit(self, scope: Scope, gate: Gate) -> Caller:
-        token = _bearer_token(scope)
-        if not token:
-            raise Unauthorized(
-                "Missing API key: send 'Authorization: Bearer <API key>'",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        principal = await self.authenticator.authenticate(token)
-        if principal is None:
-            raise Unauthorized("Invalid API key", headers={"WWW-Authenticate": "Bearer"})
-        if principal.expired(time.time()):
-            raise Unauthorized("API key has expired", headers={"WWW-Authenticate": "Bearer"})
-        product = gate.product.name
-        plan_name = principal.plans.get(product)
-        plan = self.plans[product].get(plan_name) if plan_name is not None else None
-        if plan is None:
-            raise Forbidden(f"No active subscription to the '{product}' product")
-        quota = self._quotas[(product, plan.name)]
-        key = f"{product}:{principal.account_id}"
-        refusal = self._refusal(principal, gate)
-        if refusal is not None:
-            await self._report(scope, key, quota)
-            raise refusal
-        decision = await apply_failure_policy(
-            self.limiter.hit(key, quota),
-            self.failure_policy,
-            key,
-            on_unavailable=self.on_limiter_error,
-        )
-        if decision is not None:
-            scope["state"][RESPONSE_HEADERS] = decision.headers()
-            if not decision.allowed:
-                raise TooManyRequests(
-                    f"Rate limit of {decision.limit} requests per day for the '{product}' "
-                    f"product exceeded; retry after {decision.retry_after} s"
-                )
-        return Caller(principal, gate.product, plan, decision)
+    def gate(self, product: Product, access: Access) -> Gate:
+        if access.public:
+            return Gate(product, access, None, None)
+        admission = _Admission(self, product, access)
+        return Gate(product, access, admission.admit, admission.report if access.report else None)
 
-    def _refusal(self, principal: Principal, gate: Gate) -> Forbidden | None:
-        if gate.admin and not principal.is_admin:
-            return Forbidden("This endpoint requires an admin API key")
-        if gate.scope is not None and not self.checker.grants(principal.scopes, gate.scope):
-            return Forbidden(f"API key lacks the required scope '{gate.scope}'")
+    async def count(self, key: str, quota: Quota) -> Decision | None:
+        """The limiter's decision, or, when its backend is unreachable, what the
+        ``rate_limit_failure`` setting says: 503 (``closed``) or ``None`` (``open``)."""
+        try:
+            return await self.limiter.hit(key, quota)
+        except RateLimiterUnavailable:
+            if self.on_limiter_error is not None:
+                self.on_limiter_error(self.failure_policy)
+            if self.failure_policy == "closed":
+                raise ServiceUnavailable(
+                    "Rate limiting is temporarily unavailable; retry shortly",
+                    headers={"Retry-After": "1"},
+                ) from None
+            log.warning("rate limiter unreachable; admitting %s (policy: open)", key)
+            return None
+
+
+_WWW_AUTHENTICATE = {"WWW-Authenticate": "Bearer"}
+
+
+class _Admission:
+    """One route's admission: the steps of its :class:`Access`, in the spec's order."""
+
+    def __init__(self, pipeline: Pipeline, product: Product, access: Access) -> None:
+        self.pipeline = pipeline
+        self.product = product
+        self.access = access
+        self.plans = pipeline.plans[product.name]
+        window = access.window
+        self.quotas = {
+            name: Quota(window.limit_of(plan), window.seconds, window.algorithm, window.policy)
+            for name, plan in self.plans.items()
+        }
+        self.prefix = f"{product.name}:{window.counter}:" if window.counter else f"{product.name}:"
+        self.words = {"product": product.name, "scope": access.scope or ""}
+        if access.key is not None:
+            self.words["key"] = access.key.name
+        # Only the Authorization header has a challenge to name.
+        bearer = isinstance(access.key, BearerKey)
+        self.challenge: dict[str, str] = _WWW_AUTHENTICATE if bearer else {}
+
+    def _say(self, text: str) -> str:
+        return text.format(**self.words) if "{" in text else text
+
+    async def admit(self, request: Request[Any, Any, Any]) -> None:
+        access = self.access
+        if access.check is not None:
+            await access.check(request)
+        scope = request.scope
+        token = await access.key.key(request) if access.key is not None else None
+        principal, plan, refusal = self._identify(await self._principal(token))
+        anonymous = access.anonymous
+        if principal is not None and plan is not None and refusal is None:
+            counter = self._counter(principal)
+        elif anonymous is not None:
+            # No key, or one unusable here: the address's window counts (then refuses).
+            principal, plan = None, self.plans[anonymous]
+            counter = f"ip:{self.pipeline.clients.of(scope)}"
+        else:
+            assert refusal is not None
+            if principal is not None and plan is not None:
+                await self._report_refused(scope, principal, plan)
+            raise refusal
+        decision = await self.pipeline.count(self.prefix + counter, self.quotas[plan.name])
+        state = request_state(scope)
+        if decision is not None:
+            state.headers = decision.headers()
+            if not decision.allowed:
+                raise access.refusals.too_many(decision, self.product, plan, self.plans)
+        if refusal is not None:
+            raise refusal
+        if principal is not None:
+            state.caller = Caller(principal, self.product, plan, decision)
+            if access.customer:
+                state.customer = await self._customer(scope, principal)
+
+    async def _principal(self, token: str | None) -> Principal | ApiError | None:
+        """The key's principal, ``None`` without a key, or why the key is refused."""
+        refusals = self.access.refusals
+        if not token:
+            if self.access.anonymous is not None:
+                return None
+            return Unauthorized(self._say(refusals.missing_key), headers=self.challenge)
+        principal = await self.pipeline.authenticator.authenticate(token)
+        if principal is None:
+            return Unauthorized(self._say(refusals.invalid_key), headers=self.challenge)
+        if principal.expired(time.time()):
+            return Unauthorized(self._say(refusals.expired_key), headers=self.challenge)
+        return principal
+
+    def _identify(
+        self, found: Principal | ApiError | None
+    ) -> tuple[Principal | None, Plan | None, ApiError | None]:
+        """``(principal, plan, refusal)``: no plan when there is no usable subscription."""
+        if found is None:
+            return None, None, None
+        if isinstance(found, ApiError):
+            return None, None, found
+        plan_name = found.plans.get(self.product.name)
+        plan = self.plans.get(plan_name) if plan_name is not None else None
+        if plan is None:
+            return found, None, Forbidden(self._say(self.access.refusals.no_plan))
+        return found, plan, self._refusal(found)
+
+    def _refusal(self, principal: Principal) -> Forbidden | None:
+        access, refusals = self.access, self.access.refusals
+        if access.admin and not principal.is_admin:
+            return Forbidden(self._say(refusals.admin_only))
+        if access.scope is not None and not self.pipeline.checker.grants(
+            principal.scopes, access.scope
+        ):
+            return Forbidden(self._say(refusals.missing_scope))
+        if access.key_scope_only and (principal.scopes != {access.scope} or principal.is_admin):
+            return Forbidden(self._say(refusals.key_scope_only))
         return None
 
-    async def _report(self, scope: Scope, key: str, quota: Quota) -> None:
+    def _counter(self, principal: Principal) -> str:
+        if self.access.window.per_key:
+            return f"key:{principal.key_id}"
+        return str(principal.account_id)
+
+    async def _report_refused(self, scope: Scope, principal: Principal, plan: Plan) -> None:
         """A refused subscriber still learns its window, without spending it; the
         refusal stands even when the limiter cannot be reached."""
+        await self._peek(scope, self.prefix + self._counter(principal), plan)
+
+    async def _peek(self, scope: Scope, key: str, plan: Plan) -> None:
         try:
-            decision = await self.limiter.peek(key, quota)
+            decision = await self.pipeline.limiter.peek(key, self.quotas[plan.name])
         except RateLimiterUnavailable:
-            log.warning("rate limiter unreachable; refusing %s without rate limit headers", key)
+            log.warning("rate limiter unreachable; answering %s without rate limit headers", key)
             return
         # Retry-After belongs to the 429 alone, even when this window is used up.
-        scope["state"][RESPONSE_HEADERS] = decision.headers(retry_after=False)
+        request_state(scope).headers = decision.headers(retry_after=False)
 
+    async def report(self, scope: Scope) -> None:
+        """The caller's window, peeked, not counted, for answers admission never
+        reached. They serve nothing, so they cost no quota, and nobody can spend
+        another's window with them. A key the report cannot read (in the body) or
+        cannot use is reported as the client address's window."""
+        access = self.access
+        token = None
+        if access.key is not None and not access.key.reads_body:
+            token = await access.key.key(Request(scope))
+        principal, plan, refusal = self._identify(await self._principal(token))
+        if principal is None or plan is None or refusal is not None:
+            if access.anonymous is None:
+                return
+            counter, plan = f"ip:{self.pipeline.clients.of(scope)}", self.plans[access.anonymous]
+        else:
+            counter = self._counter(principal)
+        await self._peek(scope, self.prefix + counter, plan)
 
-async def apply_failure_policy(
-    check: Awaitable[Decision],
-    policy: FailurePolicy,
-    key: str,
-    *,
-    on_unavailable: Callable[[FailurePolicy], None] | None = None,
-) -> Decision | None:
-    """The limiter's decision, or, when its backend is unreachable, what the
-    ``rate_limit_failure`` setting says: 503 (``closed``) or ``None`` (``open``: admit).
-    ``on_unavailable(policy)`` is told of each unreachable check (the gateway's
-    ``tollway_rate_limiter_errors_total`` metric)."""
-    try:
-        return await check
-    except RateLimiterUnavailable:
-        if on_unavailable is not None:
-            on_unavailable(policy)
-        if policy == "closed":
-            raise ServiceUnavailable(
-                "Rate limiting is temporarily unavailable; retry shortly",
-                headers={"Retry-After": "1"},
-            ) from None
-        log.warning("rate limiter unreachable; admitting %s (policy: open)", key)
-        return None
-
-
-def admission_step(gate: Gate) -> Callable[[Request[Any, Any, Any]], Awaitable[None]]:
-    """The ``before_request`` step admitting requests to a keyed route."""
-    admit = gate.pipeline.admit
-
-    async def admit_request(request: Request[Any, Any, Any]) -> None:
-        scope = request.scope
-        scope["state"][CALLER] = await admit(scope, gate)
-
-    return admit_request
-
-
-def current_caller(scope: Scope) -> Caller:
-    """The caller admitted by the pipeline for this request (keyed routes only)."""
-    caller: Caller = scope["state"][CALLER]
-    return caller
+    async def _customer(self, scope: Scope, principal: Principal) -> Customer:
+        token = next((v for n, v in scope["headers"] if n == _CUSTOMER_HEADER), None)
+        if not token:
+            raise Unauthorized(f"Missing {CUSTOMER_HEADER}: this endpoint acts for a customer")
+        assert self.pipeline.customer_tokens is not None
+        tokens = await self.pipeline.customer_tokens()
+        return tokens.verify(
+            token.decode("latin-1"), account_id=principal.account_id, product=self.product.name
+        )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
+from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -57,7 +58,34 @@ def plugin_manager(
             manager.register(point.load(), name=name)
     for name, plugin in extra:
         manager.register(plugin, name=name)
+    manager.hook.tollway_add_hookspecs.call_historic(kwargs={"register": _hookspec_adder(manager)})
+    manager.check_pending()
     return manager
+
+
+def _hookspec_adder(manager: pluggy.PluginManager) -> Callable[..., None]:
+    """The ``register`` of ``tollway_add_hookspecs``: adds a module's hook specs (a
+    hook another module defines fails) and registers its default implementations."""
+    owners: dict[str, str] = {}
+
+    def add(specs: ModuleType, *defaults: object) -> None:
+        names = [name for name in vars(specs) if name.startswith("tollway_")]
+        if not any(owners.get(name) == specs.__name__ for name in names):
+            for name in names:
+                if (owner := owners.get(name)) is not None or getattr(
+                    getattr(manager.hook, name, None), "spec", None
+                ):
+                    raise RegistrationError(
+                        f"hook {name!r} is defined by both {owner or 'tollway'!r} and "
+                        f"{specs.__name__!r}"
+                    )
+                owners[name] = specs.__name__
+            manager.add_hookspecs(specs)
+        for default in defaults:
+            if not manager.is_registered(default):
+                manager.register(default, name=getattr(default, "__name__", None))
+
+    return add
 
 
 def call_each(
@@ -83,4 +111,5 @@ def collect(manager: pluggy.PluginManager) -> Registry:
     call_each(hook.tollway_register_events, bind(registry.add_event))
     call_each(hook.tollway_register_models, bind(registry.add_models))
     call_each(hook.tollway_register_plans, bind(registry.add_plan))
+    call_each(hook.tollway_register_settings, bind(registry.add_settings))
     return registry

@@ -7,11 +7,12 @@ plugin, so a duplicate names both plugins and start-up fails before serving anyt
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 from sqlalchemy import MetaData
 
 ErrorStyle = Literal["detail", "error"]
@@ -89,6 +90,24 @@ class RouteSet:
     product: str
     handlers: Sequence[Any]
     plugin: str
+    dependencies: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    """Litestar dependency providers of the product's handlers (its services)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    name: str
+    function: Callable[..., Any]
+    plugin: str
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsType:
+    """The msgspec Struct of a product's ``[products.<name>.settings]``."""
+
+    product: str
+    struct: type[msgspec.Struct]
+    plugin: str
 
 
 @dataclass
@@ -101,6 +120,8 @@ class Registry:
     plans: dict[str, dict[str, Plan]] = field(default_factory=dict)
     models: list[Models] = field(default_factory=list)
     routes: list[RouteSet] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+    settings: dict[str, SettingsType] = field(default_factory=dict)
     owners: dict[str, str] = field(default_factory=dict)
     """``"product:code"`` / ``"table:accounts"`` / ... -> registering plugin."""
 
@@ -150,10 +171,63 @@ class Registry:
             self._claim("table", table, plugin)
         self.models.append(Models(metadata, migrations, plugin))
 
-    def add_routes(self, product: str, handlers: Sequence[Any], *, plugin: str) -> None:
+    def add_routes(
+        self,
+        product: str,
+        handlers: Sequence[Any],
+        *,
+        dependencies: Mapping[str, Callable[..., Any]] | None = None,
+        plugin: str,
+    ) -> None:
+        """Add a product's handlers, checking each one's access declaration now: a
+        keyed route declaring none, an unregistered scope or an inconsistent
+        :class:`~tollway.Access` fails start-up naming the plugin and the route."""
+        from tollway.admission.access import access_of  # access imports this module
+
         if product not in self.products:
             raise RegistrationError(f"plugin {plugin!r} registers routes for unknown {product!r}")
-        self.routes.append(RouteSet(product, tuple(handlers), plugin))
+        descriptor = self.products[product]
+        for path, opt, methods in _handler_options(handlers):
+            where = f"plugin {plugin!r}, route {descriptor.prefix}{path} ({methods})"
+            try:
+                access = access_of(opt, descriptor)
+            except ValueError as error:
+                raise RegistrationError(f"{where}: {error}") from None
+            if access is None:
+                raise RegistrationError(
+                    f"plugin {plugin!r}, route {descriptor.prefix}{path}: declare scope=..., "
+                    "admin=True, public=True or access=Access(...)"
+                )
+            if access.scope is not None and access.scope not in self.scopes:
+                raise RegistrationError(f"{where}: scope {access.scope!r} is not registered")
+            if access.anonymous is not None and access.anonymous not in self.plans[product]:
+                raise RegistrationError(f"{where}: anonymous plan {access.anonymous!r} is unknown")
+            if problems := access.problems(descriptor):
+                raise RegistrationError(f"{where}: {'; '.join(problems)}")
+        for name in dependencies or {}:
+            self._claim("dependency", f"{product}.{name}", plugin)
+        self.routes.append(RouteSet(product, tuple(handlers), plugin, dict(dependencies or {})))
+
+    def add_job(self, name: str, function: Callable[..., Any], *, plugin: str) -> None:
+        if not _EVENT_PATTERN.match(name) and not _NAME_PATTERN.match(name):
+            raise RegistrationError(f"plugin {plugin!r}: invalid job name {name!r}")
+        self._claim("job", name, plugin)
+        self.jobs.append(Job(name, function, plugin))
+
+    def add_settings(self, product: str, struct: type[msgspec.Struct], *, plugin: str) -> None:
+        if self.owners.get(f"product:{product}") != plugin:
+            raise RegistrationError(
+                f"plugin {plugin!r} registers settings for {product!r}, a product it does not own"
+            )
+        if not (isinstance(struct, type) and issubclass(struct, msgspec.Struct)):
+            raise RegistrationError(f"plugin {plugin!r}: settings must be a msgspec.Struct type")
+        if not struct.__struct_config__.forbid_unknown_fields:
+            raise RegistrationError(
+                f"plugin {plugin!r}: {struct.__name__} must set forbid_unknown_fields=True, "
+                "so that a mistyped setting is an error rather than ignored"
+            )
+        self._claim("settings", product, plugin)
+        self.settings[product] = SettingsType(product, struct, plugin)
 
     def product_for_path(self, path: str) -> Product | None:
         """The product whose prefix is the longest one ``path`` starts with."""
@@ -165,3 +239,26 @@ class Registry:
             ):
                 best = product
         return best
+
+
+def _handler_options(
+    handlers: Sequence[Any], inherited: Mapping[str, Any] | None = None, prefix: str = ""
+) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """``(path, opt, methods)`` of every handler in ``handlers``, with the ``opt`` of
+    the routers holding it merged in (a handler's own wins)."""
+    from litestar import Router
+    from litestar.handlers import HTTPRouteHandler
+
+    for handler in handlers:
+        if isinstance(handler, Router):
+            merged = {**(inherited or {}), **handler.opt}
+            for route in handler.routes:
+                for inner in getattr(route, "route_handlers", ()):
+                    if isinstance(inner, HTTPRouteHandler) and inner.http_methods == {"OPTIONS"}:
+                        continue  # Litestar's own preflight answer
+                    yield from _handler_options([inner], merged, prefix + handler.path.rstrip("/"))
+            continue
+        opt = {**(inherited or {}), **handler.opt}
+        methods = "/".join(sorted(getattr(handler, "http_methods", None) or {"WEBSOCKET"}))
+        for path in sorted(handler.paths):
+            yield prefix + path, opt, methods

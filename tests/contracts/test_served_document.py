@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,15 @@ from contract_runs import CONTRACTS, repository_contract
 from litestar import Litestar, get
 from litestar.params import FromQuery
 
-from tollway import Gateway, Plan, Product, RegistrationError, hookimpl, load_settings
+from tollway import (
+    Gateway,
+    Plan,
+    Product,
+    RegistrationError,
+    RouteRegistrar,
+    hookimpl,
+    load_settings,
+)
 from tollway.app import create_app
 from tollway.openapi import common_file, contract_file, served_document
 from tollway.openapi.document import DocumentBuilder
@@ -198,9 +206,7 @@ class GreeterPlugin:
         register("greeter", Plan("free", requests_per_day=10))
 
     @hookimpl
-    def tollway_register_routes(
-        self, register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-    ) -> None:
+    def tollway_register_routes(self, register: RouteRegistrar) -> None:
         register("greeter", [hello])
 
 

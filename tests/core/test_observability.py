@@ -10,7 +10,7 @@ import logging
 import re
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +22,16 @@ from litestar import get
 from litestar.params import PathParameter
 from prometheus_client.parser import text_string_to_metric_families
 
-from tollway import CurrentCaller, Gateway, Plan, Product, Settings, hookimpl, load_settings
+from tollway import (
+    CurrentCaller,
+    Gateway,
+    Plan,
+    Product,
+    RouteRegistrar,
+    Settings,
+    hookimpl,
+    load_settings,
+)
 from tollway.app import create_app
 from tollway.jobs import InProcessJobQueue, JobFunction
 from tollway.observability.logs import access_log_enabled, configure_logging
@@ -74,9 +83,7 @@ class ThingsPlugin:
         register("things", Plan("big", requests_per_day=1000, rank=1))
 
     @hookimpl
-    def tollway_register_routes(
-        self, register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-    ) -> None:
+    def tollway_register_routes(self, register: RouteRegistrar) -> None:
         register("things", [read_thing, open_route, boom])
 
 

@@ -3,14 +3,13 @@ calls its argument."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from litestar import get
 from litestar.params import HeaderParameter, QueryParameter
 from widget_plugin import WidgetsPlugin
 
-from tollway import Gateway, hookimpl
+from tollway import RouteRegistrar, hookimpl
 from tollway.testing import GatewayFactory, gateway_client
 
 
@@ -27,9 +26,7 @@ class LookupPlugin(WidgetsPlugin):
     """The widgets product with one route whose parameters are declared under other names."""
 
     @hookimpl
-    def tollway_register_routes(
-        self, register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-    ) -> None:
+    def tollway_register_routes(self, register: RouteRegistrar) -> None:
         register(self.name, [lookup])
 
 

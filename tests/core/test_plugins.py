@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,15 @@ from litestar import get
 from sqlalchemy import Column, Integer, MetaData, Table
 from widget_plugin import WidgetsPlugin
 
-from tollway import Gateway, Plan, Product, RegistrationError, hookimpl, load_settings
+from tollway import (
+    Gateway,
+    Plan,
+    Product,
+    RegistrationError,
+    RouteRegistrar,
+    hookimpl,
+    load_settings,
+)
 from tollway.app import create_app
 from tollway.plugins import installed_plugins
 
@@ -68,9 +76,7 @@ def test_duplicates_fail_start_up_naming_both_plugins(thief: object, kind: str, 
 
 class Unguarded(WidgetsPlugin):
     @hookimpl
-    def tollway_register_routes(
-        self, register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-    ) -> None:
+    def tollway_register_routes(self, register: RouteRegistrar) -> None:
         @get("/naked")
         async def naked() -> None: ...
 
@@ -79,9 +85,7 @@ class Unguarded(WidgetsPlugin):
 
 class UnknownScope(WidgetsPlugin):
     @hookimpl
-    def tollway_register_routes(
-        self, register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-    ) -> None:
+    def tollway_register_routes(self, register: RouteRegistrar) -> None:
         @get("/typo", scope="widgets:raed")
         async def typo() -> None: ...
 

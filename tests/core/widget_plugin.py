@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 from litestar import get, post
 from litestar.params import JSONBody
 
-from tollway import CurrentCaller, Gateway, Plan, Product, hookimpl
+from tollway import CurrentCaller, Plan, Product, RouteRegistrar, hookimpl
 from tollway.registry import ErrorStyle
 
 
@@ -72,9 +72,7 @@ class WidgetsPlugin:
         register(self.name, Plan("big", requests_per_day=1000, rank=1))
 
     @hookimpl
-    def tollway_register_routes(
-        self, register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-    ) -> None:
+    def tollway_register_routes(self, register: RouteRegistrar) -> None:
         register(self.name, [list_widgets, create_widget, admin_only, public_route, boom])
 
 
@@ -90,9 +88,7 @@ class GadgetsPlugin(WidgetsPlugin):
         register("gadgets:write", "Write gadgets")
 
     @hookimpl
-    def tollway_register_routes(
-        self, register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-    ) -> None:
+    def tollway_register_routes(self, register: RouteRegistrar) -> None:
         @get("/widgets", scope="gadgets:read")
         async def list_gadgets() -> dict[str, bool]:
             return {"gadgets": True}

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from litestar import Request
 
 from tollway import UnsupportedMediaType
+from tollway.admission.access import bearer_token
 from tollway.bodies import MAX_MESSAGE, is_json_media_type, refuse_other_media_types
 from tollway.net import ClientAddress, PublicOrigin
-from tollway.pipeline import _bearer_token, request_id
+from tollway.state import request_id
 from tollway_chat.routes import MAX_ROW_ID, _last_event_id
 from tollway_qr.routes import _matches
 
@@ -52,7 +53,7 @@ def scope_with(headers: list[tuple[bytes, bytes]], client: str = "203.0.113.9") 
 @budget(300)
 @given(value=header_values(b"Bearer ", b"bearer", b" ", b"\t", b"tw_", b"\xff", b"\x00"))
 def test_bearer_token(value: bytes) -> None:
-    token = _bearer_token(scope_with([(b"authorization", value)]))  # type: ignore[arg-type]
+    token = bearer_token(scope_with([(b"authorization", value)])["headers"])  # type: ignore[arg-type]
     if value[:7].lower() == b"bearer ":
         assert token == value[7:].decode("latin-1").strip()
     else:

@@ -22,6 +22,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import BodyKwarg
 
 from tollway import Gateway, load_settings
+from tollway.admission.access import BearerKey
 from tollway.app import create_app
 from tollway.pipeline import GATE, Gate
 from tollway.testing import (
@@ -96,7 +97,8 @@ class Route:
     gate: Gate
     json_body: bool
     own_admission: bool
-    """The product admits requests its own way (the ``admit`` step), before the body."""
+    """The product admits requests its own way (a composed ``Access``: its key
+    elsewhere than the Authorization header, or its own check), before the body."""
 
     @property
     def style(self) -> str:
@@ -129,7 +131,8 @@ def product_routes(app: Litestar) -> Iterator[Route]:
             if gate is None or not isinstance(handler, HTTPRouteHandler):
                 continue
             for method in sorted(handler.http_methods):
-                own = handler.opt.get("admit") is not None
+                access = gate.access
+                own = not isinstance(access.key, BearerKey) or access.check is not None
                 yield Route(method, path, gate, _takes_json_body(handler), own)
 
 

@@ -30,9 +30,9 @@ from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, M
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
 
+from tollway.admission.access import bearer_token
 from tollway.errors import Unauthorized
 from tollway.jobs import JobQueue
-from tollway.pipeline import _bearer_token
 
 if TYPE_CHECKING:
     from tollway.gateway import Gateway
@@ -204,7 +204,7 @@ def metrics_route(gateway: Gateway) -> HTTPRouteHandler:
     @get("/metrics", include_in_schema=False)
     async def serve_metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
         if token is not None:
-            presented = _bearer_token(request.scope) or ""
+            presented = bearer_token(request.scope["headers"]) or ""
             if not hmac.compare_digest(presented.encode(), token.encode()):
                 raise Unauthorized(
                     "Metrics need 'Authorization: Bearer <metrics_token>'",

@@ -4,7 +4,7 @@ A ``before_send`` hook, run when the response headers go out (no middleware laye
 its own). It reads what the request path left in the scope: the route's
 :class:`~tollway.observability.metrics.RouteMetrics` (attached to each product route
 at start-up under :data:`OBSERVED`) and the time the request's handling started
-(:func:`tollway.pipeline.start_request`). Requests matching no route are counted per
+(:func:`tollway.state.request_state`). Requests matching no route are counted per
 product prefix under the route ``unmatched``. The probes, ``/metrics`` and the OpenAPI
 routes are neither counted nor logged: they are not product traffic, and a load
 balancer probing every second would drown it out.
@@ -20,7 +20,7 @@ from litestar.types import BeforeMessageSendHookHandler, HTTPScope, Message, Sco
 
 from tollway.observability.logs import ACCESS_LOGGER, access_log_enabled
 from tollway.observability.metrics import HTTP_METHODS, RouteMetrics
-from tollway.pipeline import REQUEST_ID, STARTED
+from tollway.state import request_state
 
 if TYPE_CHECKING:
     from tollway.gateway import Gateway
@@ -52,9 +52,8 @@ def response_observer(gateway: Gateway) -> BeforeMessageSendHookHandler:
             route = handler.opt.get(OBSERVED)
             if route is None:
                 return
-        state = scope["state"]
-        now = perf_counter()
-        seconds = now - state.get(STARTED, now)
+        state = request_state(scope)
+        seconds = perf_counter() - state.started
         status = message["status"]
         route.record(method, status, seconds)
         if access is not None:
@@ -68,7 +67,7 @@ def response_observer(gateway: Gateway) -> BeforeMessageSendHookHandler:
                     "path": scope["path"],
                     "status": status,
                     "duration_ms": round(seconds * 1000, 3),
-                    "request_id": state.get(REQUEST_ID),
+                    "request_id": state.request_id,
                     "product": route.product or None,
                 },
             )

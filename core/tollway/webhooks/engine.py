@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway.db import utcnow
 from tollway.db.models import Account
+from tollway.errors import ApiError
 from tollway.outbox import rowcount
 from tollway.webhooks.dispatcher import Dispatcher, DispatchSettings
 from tollway.webhooks.envelope import Envelope
@@ -32,12 +33,37 @@ TEST_EVENT = "webhook.test"
 MAX_PAGE = 100
 
 
-class WebhookError(ValueError):
-    """A webhook request that breaks a rule; ``status_code`` is the HTTP answer."""
+class WebhookError(ApiError):
+    """A webhook request that breaks a rule; the message is the client's answer, the
+    class its status (400 unless a subclass says otherwise)."""
 
-    def __init__(self, message: str, status_code: int = 400) -> None:
-        super().__init__(message)
-        self.status_code = status_code
+    status_code = 400
+
+
+class EndpointRefused(WebhookError):
+    """An endpoint that cannot be registered as asked:
+    ``Cannot register webhook endpoint: <why>``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Cannot register webhook endpoint: {reason}")
+
+
+class EndpointAccountNotFound(EndpointRefused):
+    """An endpoint registered for an account that does not exist."""
+
+    status_code = 404
+
+
+class EndpointDisabled(WebhookError):
+    """A redelivery to an endpoint disabled after failing deliveries."""
+
+    status_code = 409
+
+    def __init__(self, endpoint_id: int, reason: str | None) -> None:
+        super().__init__(
+            f"Cannot redeliver: endpoint {endpoint_id} is disabled ({reason}); "
+            "register it again to receive events"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,11 +201,12 @@ class WebhookEngine:
         transaction; returns the event id (``evt_...``).
 
         Nothing is sent unless and until that transaction commits; the dispatcher is
-        woken right after the commit. Raises :class:`WebhookError` (a ``ValueError``)
-        for an unregistered event and ``TypeError`` for data JSON cannot hold.
+        woken right after the commit. Raises ``ValueError`` for an unregistered event
+        and ``TypeError`` for data JSON cannot hold: the emitting product's mistakes,
+        never its client's, so a request making them answers 500.
         """
         if event not in self._events:
-            raise WebhookError(f"unknown webhook event {event!r}")
+            raise ValueError(f"unknown webhook event {event!r}")
         event_id = _new_id("evt_")
         now = utcnow()
         body = msgspec.json.encode(Envelope(event_id, event, now, dict(data)))
@@ -226,14 +253,14 @@ class WebhookEngine:
             target = check_url(url)
             await resolve(target.host, target.port, allow_private=self._allow_private)
         except UnsafeURLError as error:
-            raise WebhookError(f"invalid webhook URL: {error}") from None
+            raise EndpointRefused(f"invalid webhook URL: {error}") from None
         subscribed = self._check_events(events)
         if len(description) > 500:
-            raise WebhookError("description is longer than 500 characters")
+            raise EndpointRefused("description is longer than 500 characters")
         secret = new_secret()
         async with self._database.transaction() as session:
             if await session.get(Account, account_id) is None:
-                raise WebhookError(f"no account with id {account_id}", 404)
+                raise EndpointAccountNotFound(f"no account with id {account_id}")
             endpoint = WebhookEndpoint(
                 account_id=account_id,
                 url=url,
@@ -249,13 +276,13 @@ class WebhookEngine:
 
     def _check_events(self, events: Sequence[str]) -> tuple[str, ...]:
         if isinstance(events, str) or not events:
-            raise WebhookError("events must be a non-empty list of event names")
+            raise EndpointRefused("events must be a non-empty list of event names")
         duplicates = sorted({name for name in events if events.count(name) > 1})
         if duplicates:
-            raise WebhookError(f"duplicate event(s): {', '.join(duplicates)}")
+            raise EndpointRefused(f"duplicate event(s): {', '.join(duplicates)}")
         unknown = [name for name in events if name not in self._events]
         if unknown:
-            raise WebhookError(
+            raise EndpointRefused(
                 f"unknown event(s): {', '.join(unknown)}; "
                 f"known events: {', '.join(sorted(self._events))}"
             )
@@ -384,11 +411,7 @@ class WebhookEngine:
             if original is None or original.endpoint_id != endpoint_id:
                 return None
             if not endpoint.is_active:
-                raise WebhookError(
-                    f"endpoint {endpoint_id} is disabled ({endpoint.disabled_reason}); "
-                    "register it again to receive events",
-                    409,
-                )
+                raise EndpointDisabled(endpoint_id, endpoint.disabled_reason)
             now = utcnow()
             delivery = WebhookDelivery(
                 id=_new_id("dlv_"),

@@ -1,0 +1,38 @@
+"""Composable admission: how a route lets requests in (see :mod:`.access`), and the
+end-customer identity products build on (see :mod:`.customers`)."""
+
+from tollway.admission.access import (
+    BEARER,
+    DAILY,
+    Access,
+    BearerKey,
+    BodyKey,
+    KeySource,
+    QueryKey,
+    Refusals,
+    Window,
+)
+from tollway.admission.customers import (
+    CurrentCustomer,
+    Customer,
+    CustomerTokens,
+    hash_password,
+    verify_password,
+)
+
+__all__ = [
+    "BEARER",
+    "DAILY",
+    "Access",
+    "BearerKey",
+    "BodyKey",
+    "CurrentCustomer",
+    "Customer",
+    "CustomerTokens",
+    "KeySource",
+    "QueryKey",
+    "Refusals",
+    "Window",
+    "hash_password",
+    "verify_password",
+]

@@ -1,0 +1,102 @@
+"""What the gateway learns about one request, in one typed object.
+
+A request starts when its :class:`RequestState` is made: the time is noted (for its
+duration metric and access log) and its id is chosen, so that every log line written
+while serving it carries the id. That happens in one place, :func:`request_state`,
+called by the first step of every product route and by the error handler for requests
+that matched no route. Admission leaves the caller and the rate limit headers here,
+the body step the strictly decoded body; the ``before_send`` hooks read them back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import secrets
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
+
+from litestar.types import Scope
+
+from tollway.observability.logs import current_request_id
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from tollway.admission.customers import Customer
+    from tollway.errors import ApiError
+    from tollway.pipeline import Caller
+
+    Reporter = Callable[[Scope], Awaitable[None]]
+
+STATE = "tollway"
+"""Key of the :class:`RequestState` in the ASGI scope's ``state``."""
+
+_REQUEST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{8,128}")
+_REQUEST_ID_PREFIX = secrets.token_hex(8)
+_request_counter = itertools.count(1)
+_UNSET: Any = object()
+
+
+class RequestState:
+    """One request's identity, admission and body, as the gateway learned them."""
+
+    __slots__ = (
+        "body",
+        "body_error",
+        "caller",
+        "customer",
+        "headers",
+        "report",
+        "request_id",
+        "started",
+    )
+
+    def __init__(self, request_id: str, started: float) -> None:
+        self.request_id = request_id
+        """The inbound ``X-Request-ID`` when well-formed, else a new one (32 hex digits)."""
+        self.started = started
+        """``perf_counter()`` when the gateway first saw the request."""
+        self.caller: Caller | None = None
+        """The admitted caller of a keyed route (``None`` for public and anonymous ones)."""
+        self.customer: Customer | None = None
+        """The end customer of a route admitting an ``X-Customer-Token``."""
+        self.headers: list[tuple[bytes, bytes]] | None = None
+        """Rate limit headers for every response, left by admission or a report."""
+        self.body: Any = _UNSET
+        """The JSON body, decoded strictly once (see :mod:`tollway.bodies`)."""
+        self.body_error: ApiError | None = None
+        """Why the body could not be decoded, kept for the body step to answer."""
+        self.report: Reporter | None = None
+        """The report step of the path a 405 answers, where no route handler was chosen."""
+
+    @property
+    def body_decoded(self) -> bool:
+        return self.body is not _UNSET
+
+
+def request_state(scope: Scope) -> RequestState:
+    """The request's state, made (and the request started) on first use."""
+    state: dict[str, Any] = scope.setdefault("state", {})
+    found: RequestState | None = state.get(STATE)
+    if found is None:
+        found = state[STATE] = RequestState(_request_id(scope), perf_counter())
+        current_request_id.set(found.request_id)
+    return found
+
+
+def _request_id(scope: Scope) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"x-request-id":
+            inbound = value.decode("latin-1")
+            if _REQUEST_ID_PATTERN.fullmatch(inbound):
+                return inbound
+            break
+    # Unique, not secret: a random per-process prefix and a counter cost a fraction of
+    # fresh random bytes on every request.
+    return f"{_REQUEST_ID_PREFIX}{next(_request_counter):016x}"
+
+
+def request_id(scope: Scope) -> str:
+    """This request's id (the request starts if it had not)."""
+    return request_state(scope).request_id
