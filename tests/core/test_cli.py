@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -10,15 +9,15 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
+import click
 import httpx
 import pytest
 
-from tollway import Gateway, hookimpl
-from tollway.cli import build_parser, run_with_gateway
+from tollway import Gateway, Product, hookimpl
+from tollway.cli import CommandRegistrar, build_cli, main, run_with_gateway
 from tollway.plugins import plugin_manager
 from tollway.testing import free_port
 
@@ -178,49 +177,62 @@ def test_the_harness_passes_against_the_served_gateway(served: tuple[str, str]) 
     assert "1 passed, 0 failed" in result.stdout
 
 
+@click.command()
+@click.argument("name")
+def greet(name: str) -> None:
+    """Create an account named NAME and greet it."""
+
+    async def work(gateway: Gateway) -> int:
+        return await gateway.accounts.create_account(name)
+
+    account = run_with_gateway(work)
+    print(f"hello {name}, account {account}")
+
+
 class GreeterCommands:
-    """A plugin adding ``tollway greet NAME``, which creates an account and says so."""
+    """A plugin adding ``tollway greet NAME`` (the command of its product ``greet``),
+    which creates an account and says so."""
 
     @hookimpl
-    def tollway_register_commands(self, commands: argparse._SubParsersAction[Any]) -> None:
-        greet = commands.add_parser("greet", help="create an account and greet it")
-        greet.add_argument("name")
-        greet.set_defaults(handler=self.greet)
+    def tollway_register_products(self, register: Callable[[Product], None]) -> None:
+        register(Product("greet", "/v1/greet"))
 
-    @staticmethod
-    def greet(args: argparse.Namespace) -> int:
-        async def work(gateway: Gateway) -> int:
-            return await gateway.accounts.create_account(args.name)
-
-        account = run_with_gateway(args, work)
-        print(f"hello {args.name}, account {account}")
-        return 0
+    @hookimpl
+    def tollway_register_commands(self, register: CommandRegistrar) -> None:
+        register(greet)
 
 
 def test_plugins_add_commands(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("TOLLWAY_DATABASE_URL", env["TOLLWAY_DATABASE_URL"])
-    parser = build_parser(plugin_manager([], extra=[("greeter", GreeterCommands())]))
-    args = parser.parse_args(["greet", "ada"])
-    assert args.handler(args) == 0
+    manager = plugin_manager([], extra=[("greeter", GreeterCommands())])
+    assert main(["greet", "ada"], manager=manager) == 0
     assert capsys.readouterr().out == "hello ada, account 1\n"
     listing = tollway(env, "keys", "create", "--account", "1", "--scope", "code:usage:read")
     assert listing.stdout.startswith("tw_")  # the account really exists
 
 
 def test_every_option_says_what_it_does_and_its_default() -> None:
-    parser = build_parser(plugin_manager([]))
-    commands = [parser]
-    while commands:
-        command = commands.pop()
-        text = command.format_help()
-        for action in command._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                commands.extend(action.choices.values())
-            elif action.option_strings != ["-h", "--help"]:
-                assert action.help, f"{command.prog} {action.dest}"
-                if action.default not in (None, [], False):
-                    assert f"(default: {action.default})" in " ".join(text.split()), (
-                        f"{command.prog} {action.dest}"
-                    )
+    root = build_cli(plugin_manager([]))
+    contexts = [click.Context(root, info_name="tollway")]
+    while contexts:
+        context = contexts.pop()
+        command = context.command
+        text = " ".join(command.get_help(context).split())
+        if isinstance(command, click.Group):
+            for name in command.list_commands(context):
+                child = command.get_command(context, name)
+                assert child is not None
+                contexts.append(click.Context(child, info_name=name, parent=context))
+        for param in command.get_params(context):
+            if isinstance(param, click.Argument):
+                # Arguments have no help of their own: their command's says what they are.
+                assert param.make_metavar(context) in (command.help or ""), (
+                    f"{context.command_path} {param.name}"
+                )
+            elif isinstance(param, click.Option) and param.opts != ["-h", "--help"]:
+                assert param.help, f"{context.command_path} {param.name}"
+                default = param.to_info_dict()["default"]
+                if default not in (None, (), [], False):
+                    assert f"(default: {default})" in text, f"{context.command_path} {param.name}"

@@ -11,7 +11,7 @@ import pytest
 from cli_runner import TOLLWAY, assert_one_line_error, clean_env, tollway
 
 from tollway import cli
-from tollway.cli import command
+from tollway.cli import manage
 from tollway.testing import free_port
 
 
@@ -100,10 +100,10 @@ def test_a_closed_output_ends_the_command_quietly(
 def test_an_unexpected_error_is_one_line_unless_asked_for_the_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def broken(args: object) -> int:
+    def broken(**options: object) -> int:
         raise KeyError("surprise")
 
-    monkeypatch.setattr(command, "cmd_plugins", broken)
+    monkeypatch.setattr(manage.list_plugins, "callback", broken)
     assert cli.main(["plugins"]) == 1
     assert capsys.readouterr().err == (
         "tollway: unexpected KeyError: 'surprise' (--traceback shows where)\n"
@@ -115,9 +115,9 @@ def test_an_unexpected_error_is_one_line_unless_asked_for_the_traceback(
 def test_ctrl_c_is_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def interrupted(args: object) -> int:
+    def interrupted(**options: object) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(command, "cmd_plugins", interrupted)
+    monkeypatch.setattr(manage.list_plugins, "callback", interrupted)
     assert cli.main(["plugins"]) == 130
     assert capsys.readouterr().err == "tollway: interrupted\n"

@@ -4,7 +4,6 @@ passes its contract."""
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib
 import inspect
@@ -27,13 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
 import httpx
 import msgspec
 import pytest
 
 from tollway import Gateway, Product, hookimpl, hookspecs, load_settings
 from tollway.app import create_app
-from tollway.cli import build_parser
+from tollway.cli import build_cli
 from tollway.plugins import DEFAULT_PLUGINS
 from tollway.settings import Settings, _from_env
 from tollway.testing import free_port
@@ -81,6 +81,12 @@ def _type_checking_namespace() -> dict[str, Any]:
     for node in ast.walk(ast.parse(inspect.getsource(hookspecs))):
         if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
             for statement in node.body:
+                if isinstance(statement, ast.Import):
+                    for alias in statement.names:
+                        top = alias.name.partition(".")[0]
+                        imported = alias.name if alias.asname else top
+                        names[alias.asname or top] = importlib.import_module(imported)
+                    continue
                 assert isinstance(statement, ast.ImportFrom)
                 assert statement.module
                 module = importlib.import_module(statement.module)
@@ -183,6 +189,10 @@ def test_every_hook_example_loads_into_a_gateway_and_wins_over_the_default(
             warnings.simplefilter("error")
             gateway = Gateway(settings, extra_plugins=[("base", base), ("example", module)])
             create_app(gateway)
+        if "tollway_register_commands" in hooks:
+            cli = build_cli(gateway.plugins)
+            added = set(cli.list_commands(click.Context(cli))) - set(cli.commands)
+            assert added, f"example {number} adds no command"
         for name in hooks:
             if _firstresult(HOOKS[name]):
                 mine = getattr(module, name)(gateway=gateway)
@@ -245,29 +255,32 @@ def test_every_setting_is_documented_with_its_env_var_and_default() -> None:
     assert "TOLLWAY_CONFIG" in text
 
 
-def _commands(
-    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
-) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subcommands:
-        yield path, parser
-    for action in subcommands:
-        for name, child in action.choices.items():
-            yield from _commands(child, (*path, name))
+def _commands(context: click.Context) -> Iterator[click.Context]:
+    """The context of every command below ``context``'s group (groups left out)."""
+    group = context.command
+    assert isinstance(group, click.Group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None
+        child = click.Context(command, info_name=name, parent=context)
+        if isinstance(command, click.Group):
+            yield from _commands(child)
+        else:
+            yield child
 
 
 def test_every_cli_command_and_option_is_documented() -> None:
     text = _read("operations.md")
-    parser = build_parser()
-    commands = list(_commands(parser))
+    root = click.Context(build_cli(), info_name="tollway")
+    commands = list(_commands(root))
     assert len(commands) >= 8
-    for path, command in [((), parser), *commands]:
-        if path:
-            assert f"tollway {' '.join(path)}" in text, path
-        for action in command._actions:
-            for option in action.option_strings:
+    for context in [root, *commands]:
+        if context is not root:
+            assert context.command_path in text, context.command_path
+        for param in context.command.get_params(context):
+            for option in param.opts:
                 if option.startswith("--") and option != "--help":
-                    assert option in text, f"tollway {' '.join(path)} {option}"
+                    assert option in text, f"{context.command_path} {option}"
 
 
 # writing-a-plugin.md: the tutorial, for real -----------------------------------------
@@ -319,8 +332,8 @@ def tutorial(tmp_path_factory: pytest.TempPathFactory) -> Tutorial:
         timeout=120,
     )
     assert install.returncode == 0, (
-        "pip could not build the tutorial's plugin offline (it needs setuptools >= 70.1, "
-        f"or setuptools with wheel, in this environment):\n{install.stderr}"
+        "pip could not build the tutorial's plugin offline (it needs setuptools >= 77 "
+        f"in this environment):\n{install.stderr}"
     )
     env = {key: value for key, value in os.environ.items() if not key.startswith("TOLLWAY_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))

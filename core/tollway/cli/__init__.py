@@ -7,10 +7,30 @@ exits 2 when it was refused (arguments, configuration, a rule about accounts or 
 or 1 when it could not be carried out (database unreachable, port in use, anything
 unexpected); ``--traceback`` shows where instead. A closed standard output (``tollway
 openapi | head``) ends it silently with 141, Ctrl-C with 130, as a shell reports them.
+
+Plugins add click groups named after their products (``tollway chat ...``) through
+``tollway_register_commands``; what their commands need is exported here.
 """
 
-from tollway.cli.command import build_parser, main
-from tollway.cli.running import run_with_gateway
+from tollway.cli.command import build_cli, main
+from tollway.cli.running import (
+    Choice,
+    configured_settings,
+    json_option,
+    plugins_option,
+    run_with_gateway,
+)
 from tollway.cli.serving import bootstrap_demo
+from tollway.hookspecs import CommandRegistrar
 
-__all__ = ["bootstrap_demo", "build_parser", "main", "run_with_gateway"]
+__all__ = [
+    "Choice",
+    "CommandRegistrar",
+    "bootstrap_demo",
+    "build_cli",
+    "configured_settings",
+    "json_option",
+    "main",
+    "plugins_option",
+    "run_with_gateway",
+]

@@ -3,91 +3,150 @@ installed plugins."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from datetime import timedelta
-from typing import Any
 
+import click
 import msgspec
 
 from tollway.accounts import AccountError
 from tollway.cli.running import (
-    JSON_OPTION,
+    ProductPlan,
     configured_gateway,
+    configured_settings,
+    json_option,
+    plugins_option,
     print_json,
-    product_plan,
     run_on,
     run_with_gateway,
 )
 from tollway.gateway import Gateway
-from tollway.settings import load_settings
+
+ACCOUNT_OPTION = click.option(
+    "--account", type=int, required=True, metavar="ID", help="the account's id"
+)
 
 
-def cmd_accounts_create(args: argparse.Namespace) -> int:
-    subscriptions = dict(args.subscribe)
-    print(run_with_gateway(args, lambda g: g.accounts.create_account(args.name, subscriptions)))
-    return 0
+@click.group()
+def accounts() -> None:
+    """Manage accounts."""
 
 
-def cmd_accounts_list(args: argparse.Namespace) -> int:
-    accounts = run_with_gateway(args, lambda g: g.accounts.list_accounts())
-    if args.json:
-        print_json(accounts)
-        return 0
-    for account in accounts:
+@accounts.command("create")
+@click.argument("name")
+@click.option(
+    "--subscribe",
+    "subscriptions",
+    multiple=True,
+    type=ProductPlan(),
+    help="subscribe it to a product's plan (repeatable; default: no subscription)",
+)
+def create_account(name: str, subscriptions: tuple[tuple[str, str], ...]) -> None:
+    """Create an account named NAME (names are unique); prints its id."""
+    print(run_with_gateway(lambda g: g.accounts.create_account(name, dict(subscriptions))))
+
+
+@accounts.command("list")
+@json_option
+def list_accounts(as_json: bool) -> None:
+    """List accounts and their active plans."""
+    listed = run_with_gateway(lambda g: g.accounts.list_accounts())
+    if as_json:
+        print_json(listed)
+        return
+    for account in listed:
         plans = ",".join(f"{product}={plan}" for product, plan in account.active_plans.items())
         print(f"{account.id}\t{account.name}\t{account.created_at.isoformat()}\t{plans or '-'}")
-    return 0
 
 
-def cmd_accounts_show(args: argparse.Namespace) -> int:
-    account = run_with_gateway(args, lambda g: g.accounts.account(args.account_id))
-    if args.json:
+@accounts.command("show")
+@click.argument("account_id", type=int, metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON object instead of lines")
+def show_account(account_id: int, as_json: bool) -> None:
+    """Show account ID and its subscriptions."""
+    account = run_with_gateway(lambda g: g.accounts.account(account_id))
+    if as_json:
         print_json(account)
-        return 0
+        return
     print(f"id\t{account.id}\nname\t{account.name}\ncreated\t{account.created_at.isoformat()}")
     for subscription in account.subscriptions:
         print(f"subscription\t{subscription.product}\t{subscription.plan}\t{subscription.status}")
-    return 0
 
 
-def cmd_accounts_subscribe(args: argparse.Namespace) -> int:
-    product, plan = args.subscription
-    run_with_gateway(args, lambda g: g.accounts.subscribe(args.account_id, product, plan))
-    print(f"subscribed account {args.account_id} to {product} on plan {plan}", file=sys.stderr)
-    return 0
+@accounts.command("subscribe")
+@click.argument("account_id", type=int, metavar="ID")
+@click.argument("subscription", type=ProductPlan(), metavar="PRODUCT=PLAN")
+def subscribe(account_id: int, subscription: tuple[str, str]) -> None:
+    """Subscribe account ID to a product's plan, PRODUCT=PLAN, replacing its current
+    plan of that product."""
+    product, plan = subscription
+    run_with_gateway(lambda g: g.accounts.subscribe(account_id, product, plan))
+    print(f"subscribed account {account_id} to {product} on plan {plan}", file=sys.stderr)
 
 
-def cmd_accounts_unsubscribe(args: argparse.Namespace) -> int:
-    run_with_gateway(args, lambda g: g.accounts.unsubscribe(args.account_id, args.product))
-    print(f"unsubscribed account {args.account_id} from {args.product}", file=sys.stderr)
-    return 0
+@accounts.command("unsubscribe")
+@click.argument("account_id", type=int, metavar="ID")
+@click.argument("product")
+def unsubscribe(account_id: int, product: str) -> None:
+    """Cancel account ID's subscription to PRODUCT."""
+    run_with_gateway(lambda g: g.accounts.unsubscribe(account_id, product))
+    print(f"unsubscribed account {account_id} from {product}", file=sys.stderr)
 
 
-def cmd_keys_create(args: argparse.Namespace) -> int:
-    expires = timedelta(days=args.expires_in) if args.expires_in is not None else None
+@click.group()
+def keys() -> None:
+    """Manage API keys."""
+
+
+@keys.command("create")
+@ACCOUNT_OPTION
+@click.option("--name", metavar="NAME", default="default", help="the key's name (default: default)")
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    metavar="SCOPE",
+    help="grant a registered scope (repeatable); a key needs one unless it is an admin key",
+)
+@click.option("--all-scopes", is_flag=True, help="grant every scope")
+@click.option("--admin", is_flag=True, help="an admin key, which may manage the account's keys")
+@click.option(
+    "--expires-in", type=float, metavar="DAYS", help="expire after DAYS days (default: never)"
+)
+def create_key(
+    account: int,
+    name: str,
+    scopes: tuple[str, ...],
+    all_scopes: bool,
+    admin: bool,
+    expires_in: float | None,
+) -> None:
+    """Create a key; prints the full key, the only time it is shown."""
+    expires = timedelta(days=expires_in) if expires_in is not None else None
     created = run_with_gateway(
-        args,
         lambda g: g.accounts.create_key(
-            args.account,
-            name=args.name,
-            scopes=args.scope,
-            all_scopes=args.all_scopes,
-            admin=args.admin,
+            account,
+            name=name,
+            scopes=list(scopes),
+            all_scopes=all_scopes,
+            admin=admin,
             expires_in=expires,
-        ),
+        )
     )
     print(created.key)
-    return 0
 
 
-def cmd_keys_list(args: argparse.Namespace) -> int:
-    keys = run_with_gateway(args, lambda g: g.accounts.list_keys(args.account))
-    if args.json:
-        print_json(keys)
-        return 0
-    for key in keys:
+@keys.command("list")
+@ACCOUNT_OPTION
+@json_option
+def list_keys(account: int, as_json: bool) -> None:
+    """List an account's keys (their prefix only, never the secret)."""
+    listed = run_with_gateway(lambda g: g.accounts.list_keys(account))
+    if as_json:
+        print_json(listed)
+        return
+    for key in listed:
         state = "revoked" if key.revoked_at else "active"
         expiry = key.expires_at.isoformat() if key.expires_at else "never"
         admin = " admin" if key.is_admin else ""
@@ -95,29 +154,38 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
             f"{key.id}\t{key.prefix}\t{key.name}\t{state}{admin}\texpires {expiry}\t"
             f"{','.join(key.scopes)}"
         )
-    return 0
 
 
-def cmd_keys_revoke(args: argparse.Namespace) -> int:
-    if not run_with_gateway(args, lambda g: g.accounts.revoke_key(args.key_id)):
-        raise AccountError(f"no active key with id {args.key_id}")
-    print(f"revoked key {args.key_id}", file=sys.stderr)
-    return 0
+@keys.command("revoke")
+@click.argument("key_id", type=int, metavar="KEY_ID")
+def revoke_key(key_id: int) -> None:
+    """Revoke the key KEY_ID (its id in keys list)."""
+    if not run_with_gateway(lambda g: g.accounts.revoke_key(key_id)):
+        raise AccountError(f"no active key with id {key_id}")
+    print(f"revoked key {key_id}", file=sys.stderr)
 
 
-def cmd_openapi(args: argparse.Namespace) -> int:
+@click.command()
+@plugins_option
+def openapi(plugins: list[str] | None) -> None:
+    """Print the served OpenAPI document."""
     from tollway.app import create_app
     from tollway.openapi import served_document
 
-    json.dump(served_document(create_app(configured_gateway(args))), sys.stdout, indent=2)
+    json.dump(served_document(create_app(configured_gateway(plugins))), sys.stdout, indent=2)
     print()
-    return 0
 
 
-def cmd_db_upgrade(args: argparse.Namespace) -> int:
-    run_on(Gateway(load_settings(args.config)), Gateway.migrate, migrate=False)
+@click.group()
+def db() -> None:
+    """Database migrations."""
+
+
+@db.command("upgrade")
+def upgrade() -> None:
+    """Apply all migrations."""
+    run_on(Gateway(configured_settings()), Gateway.migrate, migrate=False)
     print("database is at the head of every migration branch", file=sys.stderr)
-    return 0
 
 
 class PluginItem(msgspec.Struct):
@@ -136,8 +204,7 @@ class PluginProduct(msgspec.Struct):
     plans: list[str]
 
 
-def cmd_plugins(args: argparse.Namespace) -> int:
-    gateway = configured_gateway(args)
+def _loaded_products(gateway: Gateway) -> list[PluginProduct]:
     registry = gateway.registry
     products = []
     for name, product in sorted(registry.products.items()):
@@ -154,9 +221,17 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         ]
         plans = list(gateway.plans.get(name, {}))
         products.append(PluginProduct(plugin, name, product.prefix, scopes, events, plans))
-    if args.json:
+    return products
+
+
+@click.command("plugins")
+@json_option
+def list_plugins(as_json: bool) -> None:
+    """Installed plugins, scopes and events."""
+    products = _loaded_products(configured_gateway())
+    if as_json:
         print_json(products)
-        return 0
+        return
     for listed in products:
         print(f"{listed.plugin}: product {listed.product} at {listed.prefix}")
         for scope in listed.scopes:
@@ -164,82 +239,6 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         for event in listed.events:
             print(f"  event {event.name}: {event.description}")
         print(f"  plans {', '.join(listed.plans)}")
-    return 0
 
 
-def add_account_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    """``accounts create|list|show|subscribe|unsubscribe``."""
-    accounts = commands.add_parser("accounts", help="manage accounts").add_subparsers(
-        dest="action", required=True
-    )
-    create_account = accounts.add_parser("create", help="create an account; prints its id")
-    create_account.add_argument("name", help="unique account name")
-    create_account.add_argument(
-        "--subscribe",
-        action="append",
-        default=[],
-        type=product_plan,
-        metavar="PRODUCT=PLAN",
-        help="subscribe it to a product's plan (repeatable; default: no subscription)",
-    )
-    create_account.set_defaults(handler=cmd_accounts_create)
-    list_accounts = accounts.add_parser("list", help="list accounts and their active plans")
-    list_accounts.add_argument("--json", **JSON_OPTION)
-    list_accounts.set_defaults(handler=cmd_accounts_list)
-    show = accounts.add_parser("show", help="show an account and its subscriptions")
-    show.add_argument("account_id", type=int, metavar="ID", help="the account's id")
-    show.add_argument("--json", action="store_true", help="print a JSON object instead of lines")
-    show.set_defaults(handler=cmd_accounts_show)
-    subscribe = accounts.add_parser(
-        "subscribe", help="subscribe an account to a product's plan, replacing its current plan"
-    )
-    subscribe.add_argument("account_id", type=int, metavar="ID", help="the account's id")
-    subscribe.add_argument(
-        "subscription", type=product_plan, metavar="PRODUCT=PLAN", help="a product's plan"
-    )
-    subscribe.set_defaults(handler=cmd_accounts_subscribe)
-    unsubscribe = accounts.add_parser(
-        "unsubscribe", help="cancel an account's subscription to a product"
-    )
-    unsubscribe.add_argument("account_id", type=int, metavar="ID", help="the account's id")
-    unsubscribe.add_argument("product", help="the product's name")
-    unsubscribe.set_defaults(handler=cmd_accounts_unsubscribe)
-
-
-def add_key_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    """``keys create|list|revoke``."""
-    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(
-        dest="action", required=True
-    )
-    create_key = keys.add_parser("create", help="create a key; prints the full key once")
-    create_key.add_argument(
-        "--account", type=int, required=True, metavar="ID", help="the account's id"
-    )
-    create_key.add_argument("--name", default="default", help="the key's name")
-    create_key.add_argument(
-        "--scope",
-        action="append",
-        default=[],
-        metavar="SCOPE",
-        help="grant a registered scope (repeatable); a key needs one unless it is an admin key",
-    )
-    create_key.add_argument("--all-scopes", action="store_true", help="grant every scope")
-    create_key.add_argument(
-        "--admin", action="store_true", help="an admin key, which may manage the account's keys"
-    )
-    create_key.add_argument(
-        "--expires-in",
-        type=float,
-        metavar="DAYS",
-        help="expire after DAYS days (default: never)",
-    )
-    create_key.set_defaults(handler=cmd_keys_create)
-    list_keys = keys.add_parser("list", help="list an account's keys (prefix only)")
-    list_keys.add_argument(
-        "--account", type=int, required=True, metavar="ID", help="the account's id"
-    )
-    list_keys.add_argument("--json", **JSON_OPTION)
-    list_keys.set_defaults(handler=cmd_keys_list)
-    revoke = keys.add_parser("revoke", help="revoke a key by id")
-    revoke.add_argument("key_id", type=int, metavar="KEY_ID", help="the key's id (keys list)")
-    revoke.set_defaults(handler=cmd_keys_revoke)
+MANAGE_COMMANDS = (accounts, keys, openapi, db, list_plugins)

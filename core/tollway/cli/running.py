@@ -1,15 +1,16 @@
-"""What every ``tollway`` command shares: exit statuses, the one-line errors, the
-gateway the command line configures, and running work on it."""
+"""What every ``tollway`` command shares, plugins' commands included: exit statuses,
+the one-line errors, option types, the settings and gateway the command line
+configures, and running async work on that gateway."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+import click
 import msgspec
 from sqlalchemy.exc import DBAPIError
 
@@ -18,7 +19,7 @@ from tollway.db import Database
 from tollway.db.migrate import MigrationError
 from tollway.gateway import Gateway
 from tollway.registry import RegistrationError
-from tollway.settings import load_settings
+from tollway.settings import Settings, load_settings
 
 T = TypeVar("T")
 
@@ -33,43 +34,78 @@ class Unreachable(Exception):
 
 
 def say(message: str) -> None:
+    """``tollway: <message>`` on stderr: every error, warning and note of the command."""
     print(f"tollway: {message}", file=sys.stderr, flush=True)
 
 
-def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An argparse ``type`` accepting whole numbers from ``low`` to ``high``."""
+class Choice(click.Choice[str]):
+    """click's ``Choice``, refusing in the words of tollway's other usage errors:
+    ``invalid choice: 'sms' (choose from live_chat, email)``."""
 
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low or (high is not None and value > high):
-            bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
-            raise argparse.ArgumentTypeError(f"expected a whole number {bounds}, got {text!r}")
-        return value
-
-    return parse
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        return f"invalid choice: {value!r} (choose from {', '.join(self.choices)})"
 
 
-def _plugin_list(text: str) -> list[str]:
-    return [item.strip() for item in text.split(",") if item.strip()]
+class ProductPlan(click.ParamType[tuple[str, str]]):
+    """``PRODUCT=PLAN``, as ``(product, plan)``."""
+
+    name = "PRODUCT=PLAN"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[str, str]:
+        if isinstance(value, tuple):
+            return value
+        product, sep, plan = str(value).partition("=")
+        if not sep or not product.strip() or not plan.strip():
+            self.fail(f"expected PRODUCT=PLAN, got {value!r}", param, ctx)
+        return product.strip(), plan.strip()
 
 
-def product_plan(text: str) -> tuple[str, str]:
-    product, sep, plan = text.partition("=")
-    if not sep or not product.strip() or not plan.strip():
-        raise argparse.ArgumentTypeError(f"expected PRODUCT=PLAN, got {text!r}")
-    return product.strip(), plan.strip()
+class PluginList(click.ParamType[list[str]]):
+    """A comma-separated list of plugin names."""
+
+    name = "A,B"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> list[str]:
+        if isinstance(value, list):
+            return value
+        return [item.strip() for item in str(value).split(",") if item.strip()]
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="print a JSON array, not lines")
+"""``--json``, passed as ``as_json``: list commands print a JSON array instead of lines."""
+
+plugins_option = click.option(
+    "--plugins",
+    type=PluginList(),
+    metavar="A,B",
+    help="comma-separated allow-list of plugins (default: the plugins setting, else all)",
+)
+"""``--plugins a,b``, passed as ``plugins`` (``None`` when not given)."""
 
 
 def print_json(items: Any) -> None:
     print(msgspec.json.encode(items).decode())
 
 
-def configured_gateway(args: argparse.Namespace) -> Gateway:
-    plugins = getattr(args, "plugins", None)
-    return Gateway(load_settings(args.config, plugins=plugins))
+def config_path() -> str | None:
+    """The running ``tollway`` command's ``--config FILE``, if it was given."""
+    config: str | None = click.get_current_context().find_root().params.get("config")
+    return config
+
+
+def configured_settings(plugins: Sequence[str] | None = None, **overrides: Any) -> Settings:
+    """The settings of the running ``tollway`` command: its ``--config`` file (else
+    ``TOLLWAY_CONFIG``), the environment, then ``plugins`` and ``overrides`` when given.
+    Raises ``ValueError`` naming what is wrong, which the command reports (exit 2)."""
+    return load_settings(config_path(), plugins=plugins, **overrides)
+
+
+def configured_gateway(plugins: Sequence[str] | None = None) -> Gateway:
+    return Gateway(configured_settings(plugins))
 
 
 async def connect(database: Database) -> None:
@@ -114,17 +150,12 @@ def run_on(
     return asyncio.run(run())
 
 
-def run_with_gateway(args: argparse.Namespace, work: Callable[[Gateway], Awaitable[T]]) -> T:
-    """Run ``work(gateway)`` on the gateway the command line configures (``--config``,
-    ``--plugins`` where the command has it, the environment), migrated first when
-    ``auto_migrate`` is on, and closed afterwards. For plugins' commands: a database
-    that cannot be reached ends the command with one line, like any ``tollway`` error."""
-    return run_on(configured_gateway(args), work)
-
-
-PLUGINS_OPTION: dict[str, Any] = {
-    "type": _plugin_list,
-    "metavar": "A,B",
-    "help": "comma-separated allow-list of plugins (default: the plugins setting, else all)",
-}
-JSON_OPTION: dict[str, Any] = {"action": "store_true", "help": "print a JSON array, not lines"}
+def run_with_gateway(
+    work: Callable[[Gateway], Awaitable[T]], *, plugins: Sequence[str] | None = None
+) -> T:
+    """Run ``await work(gateway)`` on the gateway the running ``tollway`` command
+    configures (``--config``, the environment, ``plugins`` when given), migrated first
+    when ``auto_migrate`` is on, and closed afterwards; returns what ``work`` returns.
+    For plugins' commands: a database that cannot be reached ends the command with one
+    line, like any ``tollway`` error."""
+    return run_on(configured_gateway(plugins), work)

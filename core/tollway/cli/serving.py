@@ -2,27 +2,33 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any, get_args
+
+import click
 
 from tollway.cli.running import (
-    PLUGINS_OPTION,
+    Choice,
     Unreachable,
+    config_path,
     configured_gateway,
+    configured_settings,
     connect,
     ping,
+    plugins_option,
     run_on,
     say,
-    whole_number,
 )
 from tollway.gateway import Gateway
 from tollway.observability.logs import configure_logging
-from tollway.server import check_port_free, serve
-from tollway.settings import DEFAULT_DATABASE_URL, load_settings
+from tollway.server import Server, check_port_free
+from tollway.server import serve as run_server
+from tollway.settings import DEFAULT_DATABASE_URL
+
+SERVERS: tuple[Server, ...] = get_args(Server)
 
 
 async def bootstrap_demo(gateway: Gateway) -> str | None:
@@ -74,30 +80,63 @@ def _print_welcome(gateway: Gateway, demo_key: str | None, base: str) -> None:
     sys.stdout.flush()
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    if args.plugins is not None:
-        os.environ["TOLLWAY_PLUGINS"] = ",".join(args.plugins)
-    if args.config:
-        os.environ["TOLLWAY_CONFIG"] = args.config
-    gateway = configured_gateway(args)
+@click.command()
+@click.option(
+    "--host", metavar="HOST", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=8000,
+    help="TCP port to listen on (default: 8000)",
+)
+@plugins_option
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    help="server processes sharing the port (without redis_url each counts rate limits "
+    "alone) (default: 1)",
+)
+@click.option(
+    "--server",
+    type=Choice(SERVERS),
+    default="granian",
+    help="ASGI server (default: granian)",
+)
+def serve(host: str, port: int, plugins: list[str] | None, workers: int, server: Server) -> None:
+    """Run the gateway."""
+    # The server's worker processes build their own gateway from the environment.
+    if plugins is not None:
+        os.environ["TOLLWAY_PLUGINS"] = ",".join(plugins)
+    if config := config_path():
+        os.environ["TOLLWAY_CONFIG"] = config
+    gateway = configured_gateway(plugins)
     configure_logging(gateway.settings)
-    check_port_free(args.host, args.port)
-    if args.workers > 1 and not gateway.settings.redis_url:
+    check_port_free(host, port)
+    if workers > 1 and not gateway.settings.redis_url:
         say(
             "warning: with several workers and no redis_url every worker keeps "
             "its own rate limit counters; set TOLLWAY_REDIS_URL for exact limits"
         )
     demo_key = run_on(gateway, _prepare_to_serve)
-    _print_welcome(gateway, demo_key, f"http://{args.host}:{args.port}")
-    serve(args.host, args.port, workers=args.workers, server=args.server)
-    return 0
+    _print_welcome(gateway, demo_key, f"http://{host}:{port}")
+    run_server(host, port, workers=workers, server=server)
 
 
-def cmd_worker(args: argparse.Namespace) -> int:
+@click.command()
+@plugins_option
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    help="jobs at once (default: job_concurrency, 8)",
+)
+def worker(plugins: list[str] | None, concurrency: int | None) -> None:
+    """Work background jobs from the Redis job queue (scale-out profile)."""
     overrides: dict[str, Any] = {"run_jobs": True}
-    if args.concurrency is not None:
-        overrides["job_concurrency"] = args.concurrency
-    gateway = Gateway(load_settings(args.config, plugins=args.plugins, **overrides))
+    if concurrency is not None:
+        overrides["job_concurrency"] = concurrency
+    gateway = Gateway(configured_settings(plugins, **overrides))
     configure_logging(gateway.settings)
     from tollway.saq_jobs import SaqJobQueue
 
@@ -107,7 +146,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
             "and leave job_queue at auto or redis"
         )
     asyncio.run(_work(gateway, gateway.jobs.redis_url))
-    return 0
 
 
 async def _work(gateway: Gateway, redis_url: str) -> None:
@@ -133,32 +171,4 @@ async def _work(gateway: Gateway, redis_url: str) -> None:
         await gateway.stop()
 
 
-def add_serving_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    """``serve`` and ``worker``."""
-    serve = commands.add_parser("serve", help="run the gateway")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument(
-        "--port", type=whole_number(1, 65535), default=8000, help="TCP port to listen on"
-    )
-    serve.add_argument("--plugins", **PLUGINS_OPTION)
-    serve.add_argument(
-        "--workers",
-        type=whole_number(1),
-        default=1,
-        help="server processes sharing the port (without redis_url each counts rate limits alone)",
-    )
-    serve.add_argument(
-        "--server", choices=("granian", "uvicorn"), default="granian", help="ASGI server"
-    )
-    serve.set_defaults(handler=cmd_serve)
-
-    worker = commands.add_parser(
-        "worker", help="work background jobs from the Redis job queue (scale-out profile)"
-    )
-    worker.add_argument("--plugins", **PLUGINS_OPTION)
-    worker.add_argument(
-        "--concurrency",
-        type=whole_number(1),
-        help="jobs at once (default: job_concurrency, 8)",
-    )
-    worker.set_defaults(handler=cmd_worker)
+SERVING_COMMANDS = (serve, worker)
