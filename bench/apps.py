@@ -20,12 +20,12 @@ The gateway factories read their settings from the ``TOLLWAY_*`` environment lik
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from litestar import Litestar, get
 
-from tollway import Gateway, Plan, Product, hookimpl, load_settings
+from tollway import Gateway, Plan, Product, RouteRegistrar, hookimpl, load_settings
 from tollway.app import create_app
 
 if TYPE_CHECKING:
@@ -62,15 +62,26 @@ class BenchPlugin:
         register(PRODUCT, Plan(PLAN, requests_per_day=REQUESTS_PER_DAY))
 
     @hookimpl
-    def tollway_register_routes(
-        self, register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-    ) -> None:
+    def tollway_register_routes(self, register: RouteRegistrar) -> None:
         register(PRODUCT, [get(ROUTE, scope=SCOPE)(ping)])
 
 
 def plugins() -> list[tuple[str, object]]:
     """The ``extra_plugins`` every benchmark gateway is built with."""
     return [(PRODUCT, BenchPlugin())]
+
+
+async def prepare_database(database_url: str) -> str:
+    """Migrate the database, create an account on the bench plan and return its key."""
+    settings = load_settings(environ={}, database_url=database_url, plugins=[PRODUCT], demo=False)
+    gateway = Gateway(settings, extra_plugins=plugins())
+    try:
+        await gateway.migrate()
+        account = await gateway.accounts.create_account("bench", {PRODUCT: PLAN})
+        created = await gateway.accounts.create_key(account, name="bench", scopes=[SCOPE])
+        return created.key
+    finally:
+        await gateway.database.dispose()
 
 
 def bare_app() -> Litestar:

@@ -40,12 +40,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import platform
 import random
 import secrets
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
@@ -59,17 +57,32 @@ from pathlib import Path
 from typing import Any
 
 import apps
+from common import (
+    BenchError,
+    Measured,
+    Run,
+    Unreachable,
+    add_output,
+    add_redis_url,
+    argument_parser,
+    at_least_one,
+    log,
+    per_round_table,
+    postgres_database,
+    postgres_version,
+    publish,
+    redis_drop,
+    rotating,
+)
 from loadgen import LoadError, Measurement, run_wrk, run_wrk_script, wrk_path
-from run import _cpu_model, _terminate, log, publish, redis_drop, redis_reachable
-from servers import BENCH_DIR, Server, ServerError, running
+from servers import Server, ServerError, running
 from sqlalchemy import func, insert, select, text
 
 from tollway import Gateway, load_settings
 from tollway.db import Database
+from tollway.testing import redis_unreachable
 from tollway_chat.models import Agent, Contact, Conversation, Inbox, Message
 
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
-DEFAULT_OUTPUT = BENCH_DIR / "results" / "chat.md"
 WARMUP_SECONDS = 3
 TARGET = "apps:chat_app"
 CHAT = "/v1/chat"
@@ -115,19 +128,10 @@ end
 """
 
 
-class BenchError(RuntimeError):
-    """The run could not measure what it set out to (wrong data, lost deliveries)."""
-
-
 @dataclass
-class Case:
-    name: str
+class Case(Measured):
     path: str
     post: bool = False
-    runs: list[Measurement] = field(default_factory=list)
-
-    def median(self, attribute: str) -> float:
-        return float(statistics.median(getattr(run, attribute) for run in self.runs))
 
 
 @dataclass
@@ -171,9 +175,7 @@ def make_cases() -> list[Case]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="bench/chat.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
+    parser = argument_parser("chat.py", __doc__)
     parser.add_argument("--duration", type=int, default=10, help="seconds per measurement (10)")
     parser.add_argument("--connections", type=int, default=32, help="wrk connections (32)")
     parser.add_argument("--rounds", type=int, default=3, help="measurements per case (3)")
@@ -188,16 +190,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="sqlite,postgresql",
         help="comma-separated: sqlite, postgresql (both)",
     )
-    parser.add_argument(
-        "--redis-url",
-        default=os.environ.get("TOLLWAY_BENCH_REDIS_URL", DEFAULT_REDIS_URL),
-        help=f"Redis of the PostgreSQL profile ($TOLLWAY_BENCH_REDIS_URL, {DEFAULT_REDIS_URL})",
-    )
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown report file")
+    add_redis_url(parser, "Redis of the PostgreSQL profile")
+    add_output(parser, "chat")
     args = parser.parse_args(argv)
-    for name in ("duration", "connections", "rounds"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
+    at_least_one(parser, args, "duration", "connections", "rounds")
     if args.conversations < PAGE_SIZE * DEEP_PAGE:
         parser.error(f"--conversations must be at least {PAGE_SIZE * DEEP_PAGE} (page 200)")
     if args.messages < 0:
@@ -364,15 +360,6 @@ async def wait_delivered(database_url: str, account: int) -> float:
         await asyncio.sleep(0.2)
 
 
-async def postgres_version(database_url: str) -> str:
-    database = Database(database_url)
-    try:
-        async with database.engine.connect() as connection:
-            return str(await connection.scalar(text("SHOW server_version")))
-    finally:
-        await database.dispose()
-
-
 # --- serving and measuring ---------------------------------------------------------
 
 
@@ -480,38 +467,33 @@ def run_backend(backend: Backend, args: argparse.Namespace, workdir: Path) -> No
             one(case, WARMUP_SECONDS)
         backend.drain_seconds.clear()
         log(f"{backend.name}: measuring, {args.rounds} rounds of {args.duration} s per case")
-        for index in range(args.rounds):
-            shift = index % len(cases)
-            for case in cases[shift:] + cases[:shift]:
-                result = one(case, args.duration)
-                case.runs.append(result)
-                log(
-                    f"  round {index + 1}/{args.rounds} {case.name:<14} {result.rps:>8.0f} req/s"
-                    f"  p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms"
-                )
+        for index, case in rotating(cases, args.rounds):
+            result = one(case, args.duration)
+            case.runs.append(result)
+            log(
+                f"  round {index + 1}/{args.rounds} {case.name:<14} {result.rps:>8.0f} req/s"
+                f"  p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms"
+            )
     counts = asyncio.run(delivery_counts(backend.database_url, seeded.account_id))
     backend.delivered = counts.get("sent", 0) - seeded.sent
 
 
 def run_postgres(backend: Backend, args: argparse.Namespace, workdir: Path) -> None:
-    from tollway.testing import POSTGRES_URL, _create_postgres_database, _drop_postgres_database
-
-    if problem := asyncio.run(redis_reachable(args.redis_url)):
+    if problem := asyncio.run(redis_unreachable(args.redis_url)):
         backend.skipped = f"Redis at {args.redis_url} unreachable ({problem})"
         return
     try:
-        backend.database_url = asyncio.run(_create_postgres_database())
-    except Exception as error:  # asyncpg raises its own errors besides OSError
-        backend.skipped = f"PostgreSQL at {POSTGRES_URL} unreachable ({error})"
-        return
-    backend.redis_prefix = f"tollway-bench-chat:{secrets.token_hex(6)}:"
-    try:
-        backend.server_version = asyncio.run(postgres_version(backend.database_url))
-        run_backend(backend, args, workdir)
-    finally:
-        asyncio.run(_drop_postgres_database(backend.database_url))
-        counted = asyncio.run(redis_drop(args.redis_url, backend.redis_prefix))
-        log(f"Redis counted {counted:,} hits under {backend.redis_prefix} (now deleted)")
+        with postgres_database() as url:
+            backend.database_url = url
+            backend.redis_prefix = f"tollway-bench-chat:{secrets.token_hex(6)}:"
+            try:
+                backend.server_version = asyncio.run(postgres_version(url))
+                run_backend(backend, args, workdir)
+            finally:
+                counted = asyncio.run(redis_drop(args.redis_url, backend.redis_prefix))
+                log(f"Redis counted {counted:,} hits under {backend.redis_prefix} (now deleted)")
+    except Unreachable as error:
+        backend.skipped = str(error)
 
 
 # --- reporting ---------------------------------------------------------------------
@@ -545,24 +527,16 @@ def verdicts(backends: list[Backend], connections: int) -> list[str]:
     ]
 
 
-def report(
-    backends: list[Backend],
-    args: argparse.Namespace,
-    *,
-    started: datetime,
-    load: tuple[float, float, float],
-    elapsed: float,
-) -> str:
+def report(backends: list[Backend], args: argparse.Namespace, run: Run) -> str:
     measured = [backend for backend in backends if not backend.skipped]
     postgres = [backend.server_version for backend in measured if backend.server_version]
     lines = [
         "# Chat",
         "",
-        f"One run of `bench/chat.py` on {started:%Y-%m-%d %H:%M} UTC; a shared, noisy machine "
-        "(compare the ratios within the run, not absolute numbers across runs).",
+        run.headline("bench/chat.py")
+        + " (compare the ratios within the run, not absolute numbers across runs).",
         "",
-        f"- machine: {os.cpu_count()} cores, {_cpu_model()}; load average at start "
-        f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}",
+        run.machine(),
         f"- Python {platform.python_version()}, granian {version('granian')} (ASGI, 1 worker), "
         f"litestar {version('litestar')}, SQLAlchemy {version('sqlalchemy')}, "
         f"aiosqlite {version('aiosqlite')}, asyncpg {version('asyncpg')}, "
@@ -573,7 +547,7 @@ def report(
         "`-s chat-post.lua` (the script in bench/chat.py), which sends "
         '`{"content": "..."}` to a random seeded conversation; '
         f"{args.rounds} rounds in rotating order after a {WARMUP_SECONDS} s warm-up of each "
-        f"case; medians below; whole run {elapsed:.0f} s",
+        f"case; medians below; whole run {run.elapsed:.0f} s",
         f"- data: one account with {args.conversations:,} conversations, one contact each, "
         f"{args.messages} messages each, {INBOXES} live_chat inboxes, {AGENTS} agents; "
         "statuses 40 % open, 20 % pending, 30 % resolved, 10 % snoozed; seeded in "
@@ -618,21 +592,12 @@ def report(
             f"{statistics.median(drains):.1f} s (median; max {max(drains):.1f} s)."
         )
     for backend in measured:
-        cases = backend.cases
         lines += [
             "",
             f"Per round, {backend.name} (req/s; ratio to the same round's baseline):",
             "",
-            "| round | " + " | ".join(case.name for case in cases) + " |",
-            "|---:|" + "---:|" * len(cases),
+            *per_round_table(backend.cases, ratio=".3f"),
         ]
-        for index in range(args.rounds):
-            base = backend.baseline.runs[index].rps
-            cells = [f"{base:,.0f}"] + [
-                f"{case.runs[index].rps:,.0f} ({case.runs[index].rps / base:.3f})"
-                for case in cases[1:]
-            ]
-            lines.append(f"| {index + 1} | " + " | ".join(cells) + " |")
     skipped = [backend for backend in backends if backend.skipped]
     if skipped:
         lines += ["", *(f"Note: {backend.name} skipped: {backend.skipped}." for backend in skipped)]
@@ -644,10 +609,7 @@ def report(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
-    started = datetime.now(UTC)
-    clock = time.monotonic()
-    load = os.getloadavg()
+    run = Run.begin()
     workdir = Path(tempfile.mkdtemp(prefix="tollway-bench-chat-"))
     backends: list[Backend] = []
     runners: list[tuple[Backend, Callable[[Backend, argparse.Namespace, Path], None]]] = []
@@ -671,8 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if all(backend.skipped for backend in backends):
         log("bench: no backend could be measured")
         return 1
-    document = report(backends, args, started=started, load=load, elapsed=time.monotonic() - clock)
-    publish(document, args.output)
+    publish(report(backends, args, run), args.output)
     return 0
 
 

@@ -5,7 +5,7 @@ Four measurements, taken in turns (the order rotates every round), medians repor
 * ``raw-segno``     - in this process, one thread: ``segno.make_qr(data, error="M")`` and
   ``.save(BytesIO, kind="png", scale=s, border=2)``, ``s`` the scale giving about ``--size``
   pixels; every render a new ``data`` string of the same length. The baseline.
-* ``tollway-render`` - in this process: ``tollway_code.render.render_qr`` of the same
+* ``tollway-render`` - in this process: ``tollway_render.render_qr`` of the same
   request as the HTTP path (the renderer the API uses), for context.
 * ``http-miss``     - ``GET /api/qr?size=..&data=..`` on granian (ASGI, 1 worker), every
   request a new ``data`` value (a wrk Lua script counts), so every request renders.
@@ -23,35 +23,40 @@ import argparse
 import asyncio
 import contextlib
 import io
-import os
 import platform
 import shutil
-import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from types import FrameType
 from typing import Final
 from urllib.parse import quote
 from urllib.request import urlopen
 
 import segno
+from common import (
+    BenchError,
+    Measured,
+    Run,
+    add_output,
+    argument_parser,
+    at_least_one,
+    log,
+    per_round_table,
+    publish,
+    quantile,
+    rotating,
+)
 from loadgen import LoadError, Measurement, run_wrk, run_wrk_script, wrk_path
-from run import log, publish
-from servers import BENCH_DIR, Server, ServerError, running, server_command
+from servers import Server, ServerError, running, server_command
 
 from tollway import Gateway, load_settings
-from tollway_code.render import render_qr
-from tollway_code.schemas import QrRequest
+from tollway_render import QrRequest, render_qr
 
-DEFAULT_OUTPUT = BENCH_DIR / "results" / "qr.md"
 WARMUP_SECONDS = 3
 TARGET = "apps:qr_app"
 ROUTE = "/api/qr"
@@ -99,26 +104,15 @@ HIT_DATA = data_value(0, 0, 0)
 """wrk's threads count from 1, so no miss request ever sends this value."""
 
 
-class SetupError(RuntimeError):
-    """The run's inputs are inconsistent (the baseline would not render the same image)."""
-
-
 @dataclass
-class Case:
-    name: str
+class Case(Measured):
     measure: Callable[[int, float], Measurement]
     """``measure(tag, seconds)``; ``tag`` keeps each run's data values apart."""
     http: bool
-    runs: list[Measurement] = field(default_factory=list)
-
-    def median(self, attribute: str) -> float:
-        return float(statistics.median(getattr(run, attribute) for run in self.runs))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="bench/qr.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
+    parser = argument_parser("qr.py", __doc__)
     parser.add_argument(
         "--duration", type=int, default=10, help="seconds per HTTP measurement (10)"
     )
@@ -131,11 +125,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=5.0,
         help="seconds per in-process measurement (5)",
     )
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown report file")
+    add_output(parser, "qr")
     args = parser.parse_args(argv)
-    for name in ("duration", "connections", "rounds"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
+    at_least_one(parser, args, "duration", "connections", "rounds")
     if args.rounds > 98:
         parser.error("--rounds must be at most 98 (each run has its own 2-digit data tag)")
     if not 50 <= args.size <= 1000:
@@ -189,11 +181,10 @@ def in_process(render: Callable[[str], bytes]) -> Callable[[int, float], Measure
             render(data)
             now = clock()
             durations.append(now - before)
-        cuts = statistics.quantiles(durations, n=100, method="inclusive")
         return Measurement(
             rps=counter / (now - start),
-            p50_ms=cuts[49] * 1e3,
-            p99_ms=cuts[98] * 1e3,
+            p50_ms=quantile(durations, 50) * 1e3,
+            p99_ms=quantile(durations, 99) * 1e3,
             requests=counter,
         )
 
@@ -206,11 +197,11 @@ def check_same_image(size: int, scale: int) -> None:
     ours = segno.make_qr(HIT_DATA, error=ECC, boost_error=False)
     raw = segno.make_qr(HIT_DATA, error=ECC)
     if (raw.version, raw.error, raw.matrix) != (ours.version, ours.error, ours.matrix):
-        raise SetupError("raw segno and the API would not encode the same symbol")
+        raise BenchError("raw segno and the API would not encode the same symbol")
     if len(data_value(98, 9, 999_999_999)) != DATA_LENGTH:
-        raise SetupError("data values must all have the same length")
+        raise BenchError("data values must all have the same length")
     if scale * (len(raw.matrix) + 2 * MARGIN) > size:
-        raise SetupError(f"--size {size} is too small for the data: no whole scale fits")
+        raise BenchError(f"--size {size} is too small for the data: no whole scale fits")
 
 
 # --- HTTP --------------------------------------------------------------------------
@@ -313,29 +304,19 @@ def drained(server: Server, size: int) -> None:
 
 def rounds(cases: list[Case], server: Server, args: argparse.Namespace) -> None:
     """Alternate the cases, rotating the order every round; tag 1 is the warm-up."""
-    for index in range(args.rounds):
-        shift = index % len(cases)
-        for case in cases[shift:] + cases[:shift]:
-            seconds = args.duration if case.http else args.raw_seconds
-            result = case.measure(index + 2, seconds)
-            if case.http:
-                drained(server, args.size)
-            case.runs.append(result)
-            log(
-                f"  round {index + 1}/{args.rounds} {case.name:<15} {result.rps:>9.1f} /s"
-                f"  p50 {result.p50_ms:8.2f} ms  p99 {result.p99_ms:8.2f} ms"
-            )
+    for index, case in rotating(cases, args.rounds):
+        seconds = args.duration if case.http else args.raw_seconds
+        result = case.measure(index + 2, seconds)
+        if case.http:
+            drained(server, args.size)
+        case.runs.append(result)
+        log(
+            f"  round {index + 1}/{args.rounds} {case.name:<15} {result.rps:>9.1f} /s"
+            f"  p50 {result.p50_ms:8.2f} ms  p99 {result.p99_ms:8.2f} ms"
+        )
 
 
 # --- reporting ---------------------------------------------------------------------
-
-
-def _cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def _wrk_version() -> str:
@@ -356,10 +337,8 @@ def verdict(value: float, target: float) -> str:
 def report(
     cases: list[Case],
     args: argparse.Namespace,
+    run: Run,
     *,
-    started: datetime,
-    load: tuple[float, float, float],
-    elapsed: float,
     raw_pixels: int,
     scale: int,
 ) -> str:
@@ -373,17 +352,16 @@ def report(
     lines = [
         "# Public QR API",
         "",
-        f"One run of `bench/qr.py` on {started:%Y-%m-%d %H:%M} UTC; a shared, noisy machine "
-        "(compare the ratios within the run, not absolute numbers across runs).",
+        run.headline("bench/qr.py")
+        + " (compare the ratios within the run, not absolute numbers across runs).",
         "",
-        f"- machine: {os.cpu_count()} cores, {_cpu_model()}; load average at start "
-        f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}",
+        run.machine(),
         f"- Python {platform.python_version()}, granian {version('granian')} (ASGI, 1 worker), "
         f"litestar {version('litestar')}, segno {version('segno')}, Pillow {version('pillow')}, "
         f"wrk {_wrk_version()}",
         f"- {args.rounds} rounds in rotating order after a {WARMUP_SECONDS} s warm-up of each "
         f"case; HTTP {args.duration} s and in-process {args.raw_seconds:g} s per measurement; "
-        f"medians below; whole run {elapsed:.0f} s",
+        f"medians below; whole run {run.elapsed:.0f} s",
         f"- data: `{DATA_PREFIX}` + 12 digits, {DATA_LENGTH} ASCII characters (byte mode, "
         f"QR version {segno.make_qr(HIT_DATA, error=ECC).version}, level {ECC}), a new value "
         "for every render except on the hit path",
@@ -425,33 +403,17 @@ def report(
         "",
         "Per round (per second; ratio to the same round's raw-segno):",
         "",
-        "| round | " + " | ".join(case.name for case in cases) + " |",
-        "|---:|" + "---:|" * len(cases),
+        *per_round_table(cases, rate=",.1f"),
     ]
-    for index in range(args.rounds):
-        first = raw.runs[index].rps
-        cells = [f"{first:,.1f}"] + [
-            f"{case.runs[index].rps:,.1f} ({case.runs[index].rps / first:.2f})"
-            for case in cases[1:]
-        ]
-        lines.append(f"| {index + 1} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 # --- main --------------------------------------------------------------------------
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    # Turn SIGTERM (e.g. from a CI timeout) into an exception, so cleanup runs.
-    raise SystemExit(128 + signum)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
-    started = datetime.now(UTC)
-    clock = time.monotonic()
-    load = os.getloadavg()
+    run = Run.begin()
     workdir = Path(tempfile.mkdtemp(prefix="tollway-bench-qr-"))
     database_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
     scale, raw_pixels = segno_scale(args.size)
@@ -486,21 +448,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     drained(server, args.size)
             log(f"measuring: {args.rounds} rounds")
             rounds(cases, server, args)
-    except (LoadError, ServerError, SetupError) as error:
+    except (LoadError, ServerError, BenchError) as error:
         log(f"bench: {error}")
         return 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    text = report(
-        cases,
-        args,
-        started=started,
-        load=load,
-        elapsed=time.monotonic() - clock,
-        raw_pixels=raw_pixels,
-        scale=scale,
-    )
-    publish(text, args.output)
+    publish(report(cases, args, run, raw_pixels=raw_pixels, scale=scale), args.output)
     return 0
 
 

@@ -14,7 +14,7 @@ The two alternate, one call each per round, after a warm-up; medians are compare
 (served from a loopback HTTP server) is timed from submission to ``completed``:
 images per second, against ``1 / direct`` (one image at a time on the same model).
 
-Needs the weights: ``tollway models fetch``. Run ``python bench/removebg.py``.
+Needs the weights: ``tollway removebg models fetch``. Run ``python bench/removebg.py``.
 """
 
 from __future__ import annotations
@@ -31,29 +31,23 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
+from common import Run, add_output, argument_parser, log, publish, quantile
 from PIL import Image, ImageDraw
 
 from tollway import Gateway, load_settings
-from tollway.testing import gateway_client
+from tollway.testing import open_product_client
 from tollway_removebg.segmenter import RembgSegmenter, numba_cache_dir
-from tollway_removebg.service import service_for
+from tollway_removebg.service import RemoveBg
 from tollway_removebg.settings import RemoveBgSettings
 
-BENCH_DIR = Path(__file__).resolve().parent
-DEFAULT_OUTPUT = BENCH_DIR / "results" / "removebg.md"
 TARGET_OVERHEAD = 0.10
 UNLIMITED = 10**9
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def make_image(width: int, height: int) -> bytes:
@@ -115,13 +109,10 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
     weights = RemoveBgSettings().model_file()
     if not weights.is_file():
-        raise SystemExit(f"{weights} is missing: run `tollway models fetch` first")
+        raise SystemExit(f"{weights} is missing: run `tollway removebg models fetch` first")
     gateway = Gateway(_settings(workdir))
     await gateway.migrate()
-    account = await gateway.accounts.create_account("bench", {"removebg": "business"})
-    key = (await gateway.accounts.create_key(account, all_scopes=True)).key
-    headers = {"Authorization": f"Bearer {key}"}
-    segmenter = service_for(gateway).model.segmenter
+    segmenter = gateway.service(RemoveBg).model.segmenter
     assert isinstance(segmenter, RembgSegmenter)
     session = segmenter.session()
     png = make_image(args.width, args.height)
@@ -137,14 +128,15 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
     async def api(client: httpx.AsyncClient) -> float:
         started = time.perf_counter()
-        response = await client.post("/v1/removebg/process", json=body, headers=headers)
+        response = await client.post("/v1/removebg/process", json=body)
         elapsed = time.perf_counter() - started
         assert response.status_code == 200, response.text
         return elapsed
 
     server = ImageServer(png)
     try:
-        async with gateway_client(gateway) as client:
+        async with open_product_client(gateway, "removebg", plan="business") as removebg:
+            client = removebg.client
             log(f"warming up ({args.warmup} rounds)")
             for _ in range(args.warmup):
                 direct()
@@ -163,13 +155,11 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             url = f"http://127.0.0.1:{server.port}/image-{{}}.png"
             images = [{"url": url.format(n), "id": str(n)} for n in range(args.batch)]
             started = time.perf_counter()
-            submitted = await client.post(
-                "/v1/removebg/batch", json={"images": images}, headers=headers
-            )
+            submitted = await client.post("/v1/removebg/batch", json={"images": images})
             assert submitted.status_code == 202, submitted.text
             job_id = submitted.json()["job_id"]
             while True:
-                job = (await client.get(f"/v1/removebg/batch/{job_id}", headers=headers)).json()
+                job = (await client.get(f"/v1/removebg/batch/{job_id}")).json()
                 if job["status"] != "processing":
                     break
                 await asyncio.sleep(0.05)
@@ -186,18 +176,19 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     }
 
 
-def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
+def report(args: argparse.Namespace, result: dict[str, Any], run: Run) -> str:
     direct = statistics.median(result["direct"])
     api = statistics.median(result["api"])
     overhead = api / direct - 1
     batch_rate = args.batch / result["batch_seconds"]
     verdict = "PASS" if overhead <= TARGET_OVERHEAD else "MISS"
-    cpu = platform.processor() or platform.machine()
     lines = [
         "# Background removal benchmark",
         "",
-        f"- when: {datetime.now(UTC).isoformat(timespec='seconds')}",
-        f"- machine: {os.cpu_count()} cores, {cpu}, Python {platform.python_version()}",
+        run.headline("bench/removebg.py") + f"; whole run {run.elapsed:.0f} s.",
+        "",
+        run.machine(),
+        f"- Python {platform.python_version()}",
         f"- model: u2netp; image {args.width}x{args.height} PNG (red disc on grey noise)",
         f"- rounds: {args.rounds} (after {args.warmup} warm-up rounds); batch: {args.batch} URLs",
         "",
@@ -205,11 +196,10 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
         "|---|---|---|---|",
     ]
     for name in ("direct", "api"):
-        times = sorted(result[name])
-        p90 = times[int(0.9 * (len(times) - 1))]
+        times = result[name]
         lines.append(
-            f"| {name} | {statistics.median(times) * 1000:.0f} ms | {p90 * 1000:.0f} ms "
-            f"| {times[0] * 1000:.0f} ms |"
+            f"| {name} | {statistics.median(times) * 1000:.0f} ms "
+            f"| {quantile(times, 90) * 1000:.0f} ms | {min(times) * 1000:.0f} ms |"
         )
     lines += [
         "",
@@ -223,25 +213,23 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser("removebg.py", __doc__)
     parser.add_argument("--rounds", type=int, default=30, help="measured rounds (30)")
     parser.add_argument("--warmup", type=int, default=3, help="warm-up rounds (3)")
     parser.add_argument("--batch", type=int, default=100, help="images in the batch (100)")
     parser.add_argument("--width", type=int, default=640, help="image width (640)")
     parser.add_argument("--height", type=int, default=480, help="image height (480)")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown report")
+    add_output(parser, "removebg")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    run = Run.begin()
     os.environ.setdefault("NUMBA_CACHE_DIR", str(numba_cache_dir()))
     with tempfile.TemporaryDirectory(prefix="tollway-bench-removebg-") as workdir:
         result = asyncio.run(measure(args, Path(workdir)))
-    text = report(args, result)
-    print(text)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
+    publish(report(args, result, run), args.output)
     return 0
 
 

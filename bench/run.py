@@ -20,38 +20,42 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import platform
 import secrets
 import shutil
-import signal
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from types import FrameType
 
 import apps
+from common import (
+    Measured,
+    Run,
+    add_output,
+    add_redis_url,
+    argument_parser,
+    at_least_one,
+    log,
+    per_round_table,
+    publish,
+    redis_drop,
+    rotating,
+)
 from loadgen import LoadError, Measurement, run_wrk, wrk_path
-from servers import BENCH_DIR, Server, ServerError, ServerKind, running
+from servers import Server, ServerError, ServerKind, running
 
-from tollway import Gateway, load_settings
+from tollway.testing import redis_unreachable
 
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
-DEFAULT_OUTPUT = BENCH_DIR / "results" / "gateway-overhead.md"
 WARMUP_SECONDS = 3
 BARE = "bare"
 _RESERVED = {"DATABASE_URL", "PLUGINS", "REDIS_URL", "RATE_LIMIT_PREFIX"}
 
 
 @dataclass
-class Variant:
-    name: str
+class Variant(Measured):
     description: str
     target: str
     env: dict[str, str]
@@ -59,20 +63,14 @@ class Variant:
     """The minimum throughput ratio to bare this variant should reach."""
     kind: ServerKind = "granian"
     server: Server | None = None
-    runs: list[Measurement] = field(default_factory=list)
 
     @property
     def keyed(self) -> bool:
         return self.target != "apps:bare_app"
 
-    def median(self, attribute: str) -> float:
-        return float(statistics.median(getattr(run, attribute) for run in self.runs))
-
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="bench/run.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
+    parser = argument_parser("run.py", __doc__)
     parser.add_argument("--duration", type=int, default=10, help="seconds per measurement (10)")
     parser.add_argument("--connections", type=int, default=32, help="wrk connections (32)")
     parser.add_argument("--rounds", type=int, default=3, help="measurements per variant (3)")
@@ -82,11 +80,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="also serve bare on uvicorn (uvloop, httptools), to compare the servers",
     )
-    parser.add_argument(
-        "--redis-url",
-        default=os.environ.get("TOLLWAY_BENCH_REDIS_URL", DEFAULT_REDIS_URL),
-        help=f"Redis for the Redis variant ($TOLLWAY_BENCH_REDIS_URL, {DEFAULT_REDIS_URL})",
-    )
+    add_redis_url(parser, "Redis for the Redis variant")
     parser.add_argument(
         "--set",
         action="append",
@@ -96,76 +90,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="a gateway setting for the pipeline variants, as TOLLWAY_<FIELD>\n"
         "(e.g. --set key_cache_ttl=60); recorded in the report",
     )
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown report file")
+    add_output(parser, "gateway-overhead")
     args = parser.parse_args(argv)
     for item in args.settings:
         name, sep, _ = item.partition("=")
         if not sep or not name or name.upper() in _RESERVED:
             parser.error(f"--set expects FIELD=VALUE, not one of {sorted(_RESERVED)}: {item!r}")
-    for name in ("duration", "connections", "rounds"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
+    at_least_one(parser, args, "duration", "connections", "rounds")
     return args
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def publish(document: str, output: Path) -> None:
-    """Print a bench's Markdown report and write it to ``output``."""
-    print(document, end="")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(document)
-    log(f"written to {output}")
-
-
 # --- setup -------------------------------------------------------------------------
-
-
-async def prepare_database(database_url: str) -> str:
-    """Migrate the database, create an account on the bench plan and return its key."""
-    settings = load_settings(
-        environ={}, database_url=database_url, plugins=[apps.PRODUCT], demo=False
-    )
-    gateway = Gateway(settings, extra_plugins=apps.plugins())
-    try:
-        await gateway.migrate()
-        account = await gateway.accounts.create_account("bench", {apps.PRODUCT: apps.PLAN})
-        created = await gateway.accounts.create_key(account, name="bench", scopes=[apps.SCOPE])
-        return created.key
-    finally:
-        await gateway.database.dispose()
-
-
-async def redis_reachable(url: str) -> str | None:
-    """``None`` if Redis answers PING, else why not."""
-    import redis.asyncio
-
-    client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
-    try:
-        await client.ping()
-        return None
-    except (OSError, redis.exceptions.RedisError) as error:
-        return str(error) or type(error).__name__
-    finally:
-        await client.aclose()
-
-
-async def redis_drop(url: str, prefix: str) -> int:
-    """Delete the run's rate limit keys; returns the hits they had counted."""
-    import redis.asyncio
-
-    client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
-    try:
-        counted = 0
-        async for name in client.scan_iter(match=f"{prefix}*", count=1000):
-            value = await client.get(name)
-            counted += int(value) if value is not None and value.isdigit() else 0
-            await client.delete(name)
-        return counted
-    finally:
-        await client.aclose()
 
 
 def variants(args: argparse.Namespace, database_url: str, redis_prefix: str) -> list[Variant]:
@@ -242,56 +177,36 @@ def measure(
 
 def rounds(chosen: list[Variant], args: argparse.Namespace, headers: dict[str, str]) -> None:
     """Alternate the variants, rotating the order every round so none is always first."""
-    for index in range(args.rounds):
-        shift = index % len(chosen)
-        for variant in chosen[shift:] + chosen[:shift]:
-            result = measure(variant, args, headers, seconds=args.duration)
-            variant.runs.append(result)
-            log(
-                f"  round {index + 1}/{args.rounds} {variant.name:<16} {result.rps:>9.0f} req/s"
-                f"  p50 {result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms"
-            )
+    for index, variant in rotating(chosen, args.rounds):
+        result = measure(variant, args, headers, seconds=args.duration)
+        variant.runs.append(result)
+        log(
+            f"  round {index + 1}/{args.rounds} {variant.name:<16} {result.rps:>9.0f} req/s"
+            f"  p50 {result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms"
+        )
 
 
 # --- reporting ---------------------------------------------------------------------
-
-
-def _cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def ratio(variant: Variant, bare: Variant) -> float:
     return variant.median("rps") / bare.median("rps")
 
 
-def report(
-    chosen: list[Variant],
-    args: argparse.Namespace,
-    *,
-    started: datetime,
-    load: tuple[float, float, float],
-    elapsed: float,
-    notes: list[str],
-) -> str:
+def report(chosen: list[Variant], args: argparse.Namespace, run: Run, notes: list[str]) -> str:
     bare = chosen[0]
     lines = [
         "# Gateway overhead",
         "",
-        f"One run of `bench/run.py` on {started:%Y-%m-%d %H:%M} UTC; a shared, noisy machine "
-        "(compare the ratios, not the absolute numbers).",
+        run.headline("bench/run.py") + " (compare the ratios, not the absolute numbers).",
         "",
-        f"- machine: {os.cpu_count()} cores, {_cpu_model()}; load average at start "
-        f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}",
+        run.machine(),
         f"- Python {platform.python_version()}, granian {version('granian')} (ASGI, 1 worker), "
         f"litestar {version('litestar')}, redis-py {version('redis')}"
         + (f", uvicorn {version('uvicorn')}" if args.uvicorn else ""),
         f"- load: `wrk -t1 -c{args.connections} -d{args.duration}s --latency`, "
         f"{args.rounds} rounds in rotating order after a {WARMUP_SECONDS} s warm-up per "
-        f"server; medians below; whole run {elapsed:.0f} s",
+        f"server; medians below; whole run {run.elapsed:.0f} s",
         f'- route: `GET {apps.PATH}` -> `{{"ok": true}}`; keyed variants send a valid key '
         f"(scope `{apps.SCOPE}`, plan of {apps.REQUESTS_PER_DAY:,} requests/day), and bare "
         "gets the same header",
@@ -310,17 +225,7 @@ def report(
             f"| {variant.median('p99_ms'):.2f} | {ratio(variant, bare):.2f} |"
         )
     lines += ["", targets(chosen), "", "Per round (req/s; ratio to the same round's bare):", ""]
-    lines += [
-        "| round | " + " | ".join(variant.name for variant in chosen) + " |",
-        "|---:|" + "---:|" * len(chosen),
-    ]
-    for index in range(args.rounds):
-        base = bare.runs[index].rps
-        cells = [f"{bare.runs[index].rps:,.0f}"] + [
-            f"{variant.runs[index].rps:,.0f} ({variant.runs[index].rps / base:.2f})"
-            for variant in chosen[1:]
-        ]
-        lines.append(f"| {index + 1} | " + " | ".join(cells) + " |")
+    lines += per_round_table(chosen)
     if notes:
         lines += ["", *(f"Note: {note}" for note in notes)]
     return "\n".join(lines) + "\n"
@@ -343,29 +248,21 @@ def targets(chosen: list[Variant]) -> str:
 # --- main --------------------------------------------------------------------------
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    # Turn SIGTERM (e.g. from a CI timeout) into an exception, so cleanup runs.
-    raise SystemExit(128 + signum)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    run = Run.begin()
     wrk_path()
-    started = datetime.now(UTC)
-    clock = time.monotonic()
-    load = os.getloadavg()
     workdir = Path(tempfile.mkdtemp(prefix="tollway-bench-"))
     database_url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
     redis_prefix = f"tollway-bench:{secrets.token_hex(6)}:"
     notes: list[str] = []
-    if not args.skip_redis and (problem := asyncio.run(redis_reachable(args.redis_url))):
+    if not args.skip_redis and (problem := asyncio.run(redis_unreachable(args.redis_url))):
         log(f"Redis at {args.redis_url} unreachable ({problem}): skipping the Redis variant")
         notes.append(f"Redis variant skipped: {args.redis_url} unreachable ({problem}).")
         args.skip_redis = True
     chosen = variants(args, database_url, redis_prefix)
     try:
-        key = asyncio.run(prepare_database(database_url))
+        key = asyncio.run(apps.prepare_database(database_url))
         headers = {"Authorization": f"Bearer {key}"}
         with running([]) as servers:
             for variant in chosen:
@@ -383,15 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 counted = asyncio.run(redis_drop(args.redis_url, redis_prefix))
                 log(f"Redis counted {counted:,} hits under {redis_prefix} (now deleted)")
         shutil.rmtree(workdir, ignore_errors=True)
-    text = report(
-        chosen,
-        args,
-        started=started,
-        load=load,
-        elapsed=time.monotonic() - clock,
-        notes=notes,
-    )
-    publish(text, args.output)
+    publish(report(chosen, args, run, notes), args.output)
     return 0
 
 

@@ -38,14 +38,13 @@ import os
 import platform
 import secrets
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -53,13 +52,27 @@ from typing import Any
 import apps
 import chat
 import psutil
+from common import (
+    BenchError,
+    Measured,
+    Run,
+    add_output,
+    add_redis_url,
+    argument_parser,
+    at_least_one,
+    log,
+    postgres_database,
+    postgres_version,
+    publish,
+    redis_drop,
+    rotating,
+)
 from loadgen import LoadError, Measurement, loop_factory, run_wrk, wrk_path
-from run import DEFAULT_REDIS_URL, _cpu_model, _terminate, log, redis_drop, redis_reachable
-from servers import BENCH_DIR, Server, ServerError, free_port, running
+from servers import Server, ServerError, running
 
 from tollway.ratelimit import Algorithm, Quota, RedisRateLimiter
+from tollway.testing import RedisServer, free_port, redis_unreachable
 
-DEFAULT_OUTPUT = BENCH_DIR / "results" / "scale.md"
 WARMUP_SECONDS = 3
 REQUEST_TIMEOUT = 10.0
 """wrk's per-request timeout (s): a slow response is measured, not a socket error."""
@@ -82,20 +95,15 @@ QUICK = {"duration": 3, "rounds": 1, "limiter_seconds": 1.0, "conversations": 5_
 
 
 @dataclass
-class Case:
-    name: str
+class Case(Measured):
     server: str
     path: str
     processes: int
-    runs: list[Measurement] = field(default_factory=list)
     cpu: list[CpuUse] = field(default_factory=list)
 
     @property
     def label(self) -> str:
         return f"{self.name} x{self.processes}"
-
-    def median(self, attribute: str) -> float:
-        return float(statistics.median(getattr(run, attribute) for run in self.runs))
 
     def median_cpu(self, attribute: str) -> float:
         return float(statistics.median(getattr(use, attribute) for use in self.cpu))
@@ -153,9 +161,7 @@ def make_cases() -> list[Case]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="bench/scale.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
+    parser = argument_parser("scale.py", __doc__)
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -166,19 +172,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, help="measurements per case (3)")
     parser.add_argument("--limiter-seconds", type=float, help="seconds per limiter scenario (3)")
     parser.add_argument("--conversations", type=int, help="conversations seeded (10,000)")
-    parser.add_argument(
-        "--redis-url",
-        default=os.environ.get("TOLLWAY_BENCH_REDIS_URL", DEFAULT_REDIS_URL),
-        help=f"Redis of the servers ($TOLLWAY_BENCH_REDIS_URL, {DEFAULT_REDIS_URL})",
-    )
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown report file")
+    add_redis_url(parser, "Redis of the servers")
+    add_output(parser, "scale")
     args = parser.parse_args(argv)
     for name, value in (QUICK if args.quick else FULL).items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-    for name in ("duration", "connections", "rounds"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
+    at_least_one(parser, args, "duration", "connections", "rounds")
     if args.limiter_seconds <= 0:
         parser.error("--limiter-seconds must be positive")
     if args.conversations < chat.PAGE_SIZE:
@@ -289,42 +289,34 @@ def rounds(
     for case in cases:
         measure(case, started[case.server], args, headers, WARMUP_SECONDS)
     log(f"measuring: {args.rounds} rounds of {args.duration} s per case")
-    for index in range(args.rounds):
-        shift = index % len(cases)
-        for case in cases[shift:] + cases[:shift]:
-            result, cpu = measure(case, started[case.server], args, headers, args.duration)
-            case.runs.append(result)
-            case.cpu.append(cpu)
-            log(
-                f"  round {index + 1}/{args.rounds} {case.label:<18} {result.rps:>8.0f} req/s"
-                f"  p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms"
-                f"  server {cpu.server:.2f} / machine {cpu.machine:.2f} cores"
-            )
+    for index, case in rotating(cases, args.rounds):
+        result, cpu = measure(case, started[case.server], args, headers, args.duration)
+        case.runs.append(result)
+        case.cpu.append(cpu)
+        log(
+            f"  round {index + 1}/{args.rounds} {case.label:<18} {result.rps:>8.0f} req/s"
+            f"  p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms"
+            f"  server {cpu.server:.2f} / machine {cpu.machine:.2f} cores"
+        )
 
 
 def run_http(args: argparse.Namespace, workdir: Path, cases: list[Case]) -> str:
     """Seed, serve and measure; returns PostgreSQL's version."""
-    from tollway.testing import POSTGRES_URL, _create_postgres_database, _drop_postgres_database
-
     tag = secrets.token_hex(6)
-    try:
-        database_url = asyncio.run(_create_postgres_database())
-    except Exception as error:  # asyncpg raises its own errors besides OSError
-        raise chat.BenchError(f"PostgreSQL at {POSTGRES_URL} unreachable ({error})") from error
-    try:
-        server_version = asyncio.run(chat.postgres_version(database_url))
-        log(f"seeding {args.conversations:,} conversations")
-        seeded = asyncio.run(chat.prepare(database_url, args))
-        headers = {"Authorization": f"Bearer {seeded.key}"}
-        env = server_env(database_url, args, workdir, tag)
-        with running([]) as servers:
-            started = start_servers(env, workdir, headers, args, servers)
-            rounds(cases, started, args, headers)
-    finally:
-        asyncio.run(_drop_postgres_database(database_url))
-        with contextlib.suppress(Exception):
-            counted = asyncio.run(redis_drop(args.redis_url, f"tollway-bench-scale:{tag}:"))
-            log(f"Redis counted {counted:,} hits for this run (keys now deleted)")
+    with postgres_database() as database_url:
+        try:
+            server_version = asyncio.run(postgres_version(database_url))
+            log(f"seeding {args.conversations:,} conversations")
+            seeded = asyncio.run(chat.prepare(database_url, args))
+            headers = {"Authorization": f"Bearer {seeded.key}"}
+            env = server_env(database_url, args, workdir, tag)
+            with running([]) as servers:
+                started = start_servers(env, workdir, headers, args, servers)
+                rounds(cases, started, args, headers)
+        finally:
+            with contextlib.suppress(Exception):
+                counted = asyncio.run(redis_drop(args.redis_url, f"tollway-bench-scale:{tag}:"))
+                log(f"Redis counted {counted:,} hits for this run (keys now deleted)")
     return server_version
 
 
@@ -340,17 +332,6 @@ def commandstats(url: str) -> dict[str, int]:
     finally:
         client.close()
     return {name.removeprefix("cmdstat_"): int(row["calls"]) for name, row in stats.items()}
-
-
-async def delete_keys(url: str, prefix: str) -> None:
-    import redis.asyncio
-
-    client = redis.asyncio.Redis.from_url(url, socket_timeout=5)
-    try:
-        async for name in client.scan_iter(match=f"{prefix}*", count=1000):
-            await client.delete(name)
-    finally:
-        await client.aclose()
 
 
 async def drive_limiter(
@@ -386,7 +367,7 @@ async def drive_limiter(
         after = commandstats(url)
     finally:
         await limiter.close()
-        await delete_keys(url, prefix)
+        await redis_drop(url, prefix)
 
     def delta(command: str) -> int:
         return after.get(command, 0) - before.get(command, 0)
@@ -405,8 +386,6 @@ async def drive_limiter(
 
 def run_limiter(args: argparse.Namespace, notes: list[str]) -> tuple[list[LimiterResult], str]:
     """Every scenario; returns the results and which Redis they ran on."""
-    from tollway.testing import RedisServer
-
     binary = shutil.which("redis-server")
     own = RedisServer(free_port(), binary) if binary else None
     url = args.redis_url
@@ -468,10 +447,8 @@ def report(
     cases: list[Case],
     limiter: list[LimiterResult],
     args: argparse.Namespace,
+    run: Run,
     *,
-    started: datetime,
-    load: tuple[float, float, float],
-    elapsed: float,
     postgres: str,
     limiter_redis: str,
     notes: list[str],
@@ -479,12 +456,10 @@ def report(
     lines = [
         "# Scale-out",
         "",
-        f"One run of `python bench/scale.py{''.join(' ' + a for a in sys.argv[1:])}` on "
-        f"{started:%Y-%m-%d %H:%M} UTC; a shared, noisy machine (compare the ratios within "
-        "the run, not absolute numbers across runs).",
+        run.headline(f"python bench/scale.py{''.join(' ' + a for a in sys.argv[1:])}")
+        + " (compare the ratios within the run, not absolute numbers across runs).",
         "",
-        f"- machine: {os.cpu_count()} cores, {_cpu_model()}; load average at start "
-        f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}",
+        run.machine(),
         f"- Python {platform.python_version()}, granian {version('granian')}, "
         f"litestar {version('litestar')}, SQLAlchemy {version('sqlalchemy')}, "
         f"asyncpg {version('asyncpg')}, redis-py {version('redis')}, PostgreSQL {postgres} "
@@ -493,7 +468,7 @@ def report(
         f"--timeout={REQUEST_TIMEOUT:.0f}s --latency`, the same key header on every request; "
         f"{args.rounds} rounds in rotating order after a {WARMUP_SECONDS} s warm-up of each "
         f"case; medians below; every response 2xx (wrk: no non-2xx, no socket errors); "
-        f"whole run {elapsed:.0f} s",
+        f"whole run {run.elapsed:.0f} s",
         "- servers: `granian --interface asgi --workers N --factory apps:bare_app` (bare) and "
         f"`... --factory {chat.TARGET}` (`TOLLWAY_PLUGINS=bench,chat`, PostgreSQL, "
         "`TOLLWAY_REDIS_URL`: Redis rate limiter and job queue), N = 1 and 2, all four "
@@ -669,43 +644,30 @@ def chart(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
-    started = datetime.now(UTC)
-    clock = time.monotonic()
-    load = os.getloadavg()
+    run = Run.begin()
     workdir = Path(tempfile.mkdtemp(prefix="tollway-bench-scale-"))
     cases = make_cases()
     notes: list[str] = []
     try:
         wrk_path()
-        if problem := asyncio.run(redis_reachable(args.redis_url)):
+        if problem := asyncio.run(redis_unreachable(args.redis_url)):
             log(f"bench: Redis at {args.redis_url} unreachable ({problem})")
             return 1
         postgres = run_http(args, workdir, cases)
         log(f"Redis limiter: {len(LIMITER_SCENARIOS)} scenarios of {args.limiter_seconds:g} s")
         limiter, limiter_redis = run_limiter(args, notes)
-    except (LoadError, ServerError, chat.BenchError) as error:
+    except (LoadError, ServerError, BenchError) as error:
         log(f"bench: {error}")
         return 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     document = report(
-        cases,
-        limiter,
-        args,
-        started=started,
-        load=load,
-        elapsed=time.monotonic() - clock,
-        postgres=postgres,
-        limiter_redis=limiter_redis,
-        notes=notes,
+        cases, limiter, args, run, postgres=postgres, limiter_redis=limiter_redis, notes=notes
     )
-    print(document, end="")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(document)
+    publish(document, args.output)
     image = args.output.with_suffix(".png")
-    chart(cases, limiter, args, image, started)
-    log(f"written to {args.output} and {image}")
+    chart(cases, limiter, args, image, run.started)
+    log(f"written to {image}")
     return 0
 
 

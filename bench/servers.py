@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,20 +16,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-BENCH_DIR = Path(__file__).resolve().parent
+from common import BENCH_DIR
+
+from tollway.testing import free_port
+
 HOST = "127.0.0.1"
 
 
 class ServerError(RuntimeError):
     """The server did not come up, or answered the readiness probe wrongly."""
-
-
-def free_port() -> int:
-    """A port nobody listens on right now (the kernel's pick)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 ServerKind = Literal["granian", "uvicorn"]

@@ -36,18 +36,15 @@ import argparse
 import asyncio
 import collections
 import contextlib
-import os
 import platform
 import random
 import secrets
-import signal
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -57,22 +54,24 @@ import aiohttp
 import chat
 import psutil
 from aiosmtpd.controller import Controller
+from common import (
+    Run,
+    add_output,
+    add_redis_url,
+    argument_parser,
+    log,
+    postgres_database,
+    postgres_version,
+    publish,
+    quantile,
+)
 from loadgen import loop_factory
-from run import DEFAULT_REDIS_URL, _cpu_model, _terminate, log, publish, redis_reachable
-from servers import BENCH_DIR, free_port
 from sqlalchemy import text, update
 
 from tollway import Gateway, load_settings
-from tollway.testing import (
-    POSTGRES_URL,
-    GatewayProcess,
-    WorkerProcess,
-    _create_postgres_database,
-    _drop_postgres_database,
-)
+from tollway.testing import GatewayProcess, WorkerProcess, free_port, redis_unreachable
 from tollway_chat.models import Inbox
 
-DEFAULT_OUTPUT = BENCH_DIR / "results" / "soak.md"
 PLUGINS = ["chat", "qr"]
 SCOPES = ["chat:conversations:read", "chat:messages:read", "chat:messages:write"]
 GATEWAY_WORKERS = 2
@@ -138,17 +137,8 @@ class Sink:
         return "250 OK"
 
 
-class SoakGateway(GatewayProcess):
-    """``tollway serve --workers 2``."""
-
-    def _command_arguments(self) -> list[str]:
-        return [*super()._command_arguments(), "--workers", str(GATEWAY_WORKERS)]
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="bench/soak.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
+    parser = argument_parser("soak.py", __doc__)
     parser.add_argument("--minutes", type=float, default=10.0, help="length of the soak (10)")
     parser.add_argument(
         "--rate",
@@ -166,12 +156,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--conversations", type=int, default=2_000, help="conversations seeded (2,000)"
     )
-    parser.add_argument(
-        "--redis-url",
-        default=os.environ.get("TOLLWAY_BENCH_REDIS_URL", DEFAULT_REDIS_URL),
-        help=f"Redis ($TOLLWAY_BENCH_REDIS_URL, {DEFAULT_REDIS_URL})",
-    )
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown report file")
+    add_redis_url(parser, "Redis")
+    add_output(parser, "soak")
     args = parser.parse_args(argv)
     for name in ("minutes", "rate", "sample_every"):
         if getattr(args, name) <= 0:
@@ -393,12 +379,6 @@ def slope(samples: list[Sample], name: str) -> float:
     return statistics.linear_regression(*zip(*points, strict=True)).slope
 
 
-def percentile(values: list[float], percent: int) -> float:
-    if len(values) < 2:
-        return values[0] * 1e3 if values else 0.0
-    return statistics.quantiles(values, n=100, method="inclusive")[percent - 1] * 1e3
-
-
 @dataclass
 class Outcome:
     traffic: Traffic
@@ -461,14 +441,7 @@ def checks(outcome: Outcome) -> list[tuple[str, bool, str, str]]:
     ]
 
 
-def report(
-    outcome: Outcome,
-    args: argparse.Namespace,
-    *,
-    started: datetime,
-    load: tuple[float, float, float],
-    elapsed: float,
-) -> str:
+def report(outcome: Outcome, args: argparse.Namespace, run: Run) -> str:
     traffic, samples = outcome.traffic, outcome.samples
     before = samples[0]
     start = next(s for s in samples if s.at == 0)
@@ -476,11 +449,9 @@ def report(
     lines = [
         "# Soak",
         "",
-        f"One run of `python bench/soak.py{''.join(' ' + a for a in sys.argv[1:])}` on "
-        f"{started:%Y-%m-%d %H:%M} UTC; a shared, noisy machine.",
+        run.headline(f"python bench/soak.py{''.join(' ' + a for a in sys.argv[1:])}") + ".",
         "",
-        f"- machine: {os.cpu_count()} cores, {_cpu_model()}; load average at start "
-        f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}",
+        run.machine(),
         f"- Python {platform.python_version()}, granian {version('granian')}, "
         f"litestar {version('litestar')}, SQLAlchemy {version('sqlalchemy')}, "
         f"asyncpg {version('asyncpg')}, redis-py {version('redis')}, saq {version('saq')}, "
@@ -498,7 +469,7 @@ def report(
         + f" (reads: a conversation page or a conversation's messages, {args.conversations:,} "
         f"conversations; writes: a message posted to a conversation; qr: `GET /api/qr` of "
         f"{QR_VALUES} data values); sent {traffic.sent:,} in {traffic.seconds:.0f} s "
-        f"({traffic.sent / traffic.seconds:.1f}/s); whole run {elapsed:.0f} s",
+        f"({traffic.sent / traffic.seconds:.1f}/s); whole run {run.elapsed:.0f} s",
         f"- RSS (psutil) sampled before traffic, after the warm-up (soak start), every "
         f"{args.sample_every:g} s and at the end: {len(samples)} samples",
         "",
@@ -543,7 +514,7 @@ def report(
             + ", ".join(f"{status}: {n:,}" for status, n in sorted(statuses.items()))
             + f" | {sum(errors.values())}"
             + (f" ({', '.join(f'{k}: {v}' for k, v in errors.items())})" if errors else "")
-            + f" | {percentile(latencies, 50):.1f} | {percentile(latencies, 99):.1f} "
+            + f" | {quantile(latencies, 50) * 1e3:.1f} | {quantile(latencies, 99) * 1e3:.1f} "
             f"| {max(latencies, default=0) * 1e3:.0f} |"
         )
     lines += [
@@ -580,12 +551,15 @@ def log_errors(*processes: GatewayProcess) -> int:
     )
 
 
-def run(args: argparse.Namespace, workdir: Path) -> Outcome:
+def soak_deployment(args: argparse.Namespace, workdir: Path) -> Outcome:
+    """The whole soak, on a database of its own."""
+    with postgres_database() as database_url:
+        return soak_on(database_url, args, workdir)
+
+
+def soak_on(database_url: str, args: argparse.Namespace, workdir: Path) -> Outcome:
+    """Seed ``database_url``, start the deployment on it and soak it."""
     tag = secrets.token_hex(6)
-    try:
-        database_url = asyncio.run(_create_postgres_database())
-    except Exception as error:  # asyncpg raises its own errors besides OSError
-        raise RuntimeError(f"PostgreSQL at {POSTGRES_URL} unreachable ({error})") from error
     sink = Sink()
     sink.controller.start()
     settings = {
@@ -598,13 +572,17 @@ def run(args: argparse.Namespace, workdir: Path) -> Outcome:
     gateway: GatewayProcess | None = None
     worker: WorkerProcess | None = None
     try:
-        server_version = asyncio.run(chat.postgres_version(database_url))
+        server_version = asyncio.run(postgres_version(database_url))
         log(f"seeding {args.conversations:,} conversations")
         seeded = asyncio.run(prepare(database_url, args.conversations))
         config = write_config(workdir, sink.port)
         worker = WorkerProcess(plugins=PLUGINS, config=config, **settings)
-        gateway = SoakGateway(
-            plugins=PLUGINS, config=config, ready_path="/healthz", run_jobs="false", **settings
+        gateway = GatewayProcess(
+            plugins=PLUGINS,
+            config=config,
+            arguments=["--workers", str(GATEWAY_WORKERS)],
+            run_jobs="false",
+            **settings,
         )
         log("starting tollway worker and tollway serve --workers 2")
         worker.start()
@@ -631,34 +609,27 @@ def run(args: argparse.Namespace, workdir: Path) -> Outcome:
             server_version,
         )
     finally:
+        # stop() takes the process group along: granian's workers, should the
+        # supervisor have died first.
         for process in (gateway, worker):
-            if process is not None and process.process is not None:
+            if process is not None:
                 process.stop()
-                # Anything left of the process group it was started as (granian's
-                # workers, should the supervisor have died first) goes too.
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.process.pid, signal.SIGKILL)
         sink.controller.stop()
-        asyncio.run(_drop_postgres_database(database_url))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
-    started = datetime.now(UTC)
-    clock = time.monotonic()
-    load = os.getloadavg()
-    if problem := asyncio.run(redis_reachable(args.redis_url)):
+    run = Run.begin()
+    if problem := asyncio.run(redis_unreachable(args.redis_url)):
         log(f"bench: Redis at {args.redis_url} unreachable ({problem})")
         return 1
     with tempfile.TemporaryDirectory(prefix="tollway-bench-soak-") as workdir:
         try:
-            outcome = run(args, Path(workdir))
+            outcome = soak_deployment(args, Path(workdir))
         except RuntimeError as error:
             log(f"bench: {error}")
             return 1
-    document = report(outcome, args, started=started, load=load, elapsed=time.monotonic() - clock)
-    publish(document, args.output)
+    publish(report(outcome, args, run), args.output)
     return 0
 
 

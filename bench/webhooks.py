@@ -45,7 +45,6 @@ import os
 import platform
 import secrets
 import shutil
-import signal
 import ssl
 import statistics
 import sys
@@ -57,11 +56,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import msgspec
-from run import log, publish
+from common import (
+    BenchError,
+    Run,
+    Unreachable,
+    add_output,
+    argument_parser,
+    at_least_one,
+    log,
+    postgres_database,
+    postgres_version,
+    publish,
+    quantile,
+)
 from sqlalchemy import event as sqlalchemy_event
 from sqlalchemy import func, select
 
@@ -75,8 +85,6 @@ from tollway.webhooks.signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HE
 from tollway.webhooks.testing import WebhookTestReceiver, make_certificate
 from tollway.webhooks.transport import post, ssl_context
 
-BENCH_DIR = Path(__file__).resolve().parent
-DEFAULT_OUTPUT = BENCH_DIR / "results" / "webhooks.md"
 EVENT = "bench.event"
 WARMUP_EVENTS = 20
 MICRO_ROUNDS = 200
@@ -88,10 +96,6 @@ DEFAULTS = Settings()
 EMITTING: ContextVar[bool] = ContextVar("bench_emitting", default=False)
 """True while the bench's own emitting transactions run: their statements are the
 emit side's, every other statement the dispatcher's."""
-
-
-class BenchError(RuntimeError):
-    """The run could not measure what it set out to (a lost or rejected delivery)."""
 
 
 # --- the receiver process ----------------------------------------------------------
@@ -403,12 +407,6 @@ class Result:
         return self.events / self.total_seconds
 
 
-def quantile(values: Sequence[float], q: int) -> float:
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
 Plan = Callable[[Bench], Awaitable[tuple[dict[str, float], float]]]
 """Emits a scenario's events; returns each event's commit time and the start."""
 
@@ -611,10 +609,7 @@ async def run_backend(
         started = True
         count_statements(gateway, counters)
         if not gateway.database.is_sqlite:
-            async with gateway.database.engine.connect() as connection:
-                run.server = str(
-                    (await connection.exec_driver_sql("SHOW server_version")).scalar()
-                ).split()[0]
+            run.server = (await postgres_version(database_url)).split()[0]
         account = await gateway.accounts.create_account("bench")
         _, secret = await gateway.webhooks.register_endpoint(account, receiver.url(), [EVENT])
         await receiver.trust(secret)
@@ -645,39 +640,25 @@ async def run_backend(
     return run
 
 
-async def run_all(args: argparse.Namespace, workdir: Path) -> list[BackendRun]:
+def run_all(args: argparse.Namespace, workdir: Path) -> list[BackendRun]:
+    """Every backend asked for, each on an event loop of its own."""
     certificate = make_certificate(workdir)
     runs: list[BackendRun] = []
     if "sqlite" in args.backends:
         url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
-        runs.append(await run_backend("SQLite", url, certificate, args, with_micro=True))
+        runs.append(asyncio.run(run_backend("SQLite", url, certificate, args, with_micro=True)))
     if "postgresql" in args.backends:
-        from tollway.testing import POSTGRES_URL, _create_postgres_database, _drop_postgres_database
-
         try:
-            url = await _create_postgres_database()
-        except Exception as error:  # asyncpg raises its own errors besides OSError
-            log(f"PostgreSQL at {POSTGRES_URL} unreachable ({error}); skipped")
-            runs.append(BackendRun("PostgreSQL", skipped=f"{POSTGRES_URL} unreachable"))
-        else:
-            try:
-                runs.append(
-                    await run_backend("PostgreSQL", url, certificate, args, with_micro=not runs)
-                )
-            finally:
-                await _drop_postgres_database(url)
+            with postgres_database() as url:
+                measured = run_backend("PostgreSQL", url, certificate, args, with_micro=not runs)
+                runs.append(asyncio.run(measured))
+        except Unreachable as error:
+            log(f"{error}; skipped")
+            runs.append(BackendRun("PostgreSQL", skipped=str(error)))
     return runs
 
 
 # --- reporting ---------------------------------------------------------------------
-
-
-def _cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def _version(name: str) -> str:
@@ -691,23 +672,14 @@ def _ms(values: Sequence[float], q: int) -> str:
     return f"{quantile(values, q) * 1e3:,.1f}"
 
 
-def report(
-    runs: list[BackendRun],
-    args: argparse.Namespace,
-    *,
-    started: datetime,
-    load: tuple[float, float, float],
-    elapsed: float,
-) -> str:
+def report(runs: list[BackendRun], args: argparse.Namespace, header: Run) -> str:
     servers = [f"PostgreSQL {run.server}" for run in runs if run.server]
     lines = [
         "# Webhook delivery",
         "",
-        f"One run of `bench/webhooks.py` on {started:%Y-%m-%d %H:%M} UTC; a shared, noisy "
-        "machine (absolute numbers move between runs).",
+        header.headline("bench/webhooks.py") + " (absolute numbers move between runs).",
         "",
-        f"- machine: {os.cpu_count()} cores, {_cpu_model()}; load average at start "
-        f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}; whole run {elapsed:.0f} s",
+        header.machine() + f"; whole run {header.elapsed:.0f} s",
         f"- Python {platform.python_version()}, SQLAlchemy {_version('sqlalchemy')}, "
         f"aiosqlite {_version('aiosqlite')}, asyncpg {_version('asyncpg')}, httpcore "
         f"{_version('httpcore')}" + "".join(f", {server}" for server in servers),
@@ -792,11 +764,7 @@ def report(
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="bench/webhooks.py",
-        description=__doc__,
-        formatter_class=argparse.RawTextHelpFormatter,
-    )
+    parser = argument_parser("webhooks.py", __doc__)
     parser.add_argument("--events", type=int, default=1000, help="events per burst (1000)")
     parser.add_argument(
         "--per-transaction",
@@ -824,7 +792,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated: sqlite, postgresql (both; PostgreSQL is skipped with a "
         "note when TOLLWAY_TEST_POSTGRES_URL does not answer)",
     )
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown report file")
+    add_output(parser, "webhooks")
     parser.add_argument(
         "--serve-receiver", nargs=2, metavar=("CERT", "KEY"), help=argparse.SUPPRESS
     )
@@ -832,17 +800,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.backends = {name.strip() for name in args.backends.split(",") if name.strip()}
     if not args.backends <= {"sqlite", "postgresql"}:
         parser.error("--backends takes sqlite and/or postgresql")
-    for name in ("events", "per_transaction", "sequential", "concurrency"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    at_least_one(parser, args, "events", "per_transaction", "sequential", "concurrency")
     if min(args.rate) <= 0 or args.seconds <= 0:
         parser.error("--rate and --seconds must be positive")
     return args
-
-
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    # Turn SIGTERM (e.g. from a CI timeout) into an exception, so cleanup runs.
-    raise SystemExit(128 + signum)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -850,20 +811,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.serve_receiver:
         asyncio.run(serve_receiver(*map(Path, args.serve_receiver)))
         return 0
-    signal.signal(signal.SIGTERM, _terminate)
-    started = datetime.now(UTC)
-    clock = time.monotonic()
-    load = os.getloadavg()
+    header = Run.begin()
     workdir = Path(tempfile.mkdtemp(prefix="tollway-bench-webhooks-"))
     try:
-        runs = asyncio.run(run_all(args, workdir))
+        runs = run_all(args, workdir)
     except BenchError as error:
         log(f"bench: {error}")
         return 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    text = report(runs, args, started=started, load=load, elapsed=time.monotonic() - clock)
-    publish(text, args.output)
+    publish(report(runs, args, header), args.output)
     return 0
 
 

@@ -1,0 +1,102 @@
+"""pytest fixtures and helpers for testing tollway and its plugins against real backends.
+
+Loaded automatically (``pytest11`` entry point). Tests that take ``gateway_factory``
+(or ``product_client``) run twice: on SQLite with the in-memory limiter, and on
+PostgreSQL with Redis. When PostgreSQL or Redis cannot be reached the PostgreSQL run
+is skipped locally and fails under ``CI=true``.
+
+Settings: ``TOLLWAY_TEST_POSTGRES_URL`` (default the local ``test`` database, used to
+create a throwaway database per session), ``TOLLWAY_TEST_REDIS_URL``, and
+``TOLLWAY_TEST_BACKENDS`` (``sqlite``, ``postgresql`` or both, comma-separated).
+
+A plugin whose product needs settings to run in tests at all (a model file, say)
+implements the pytest hook ``pytest_tollway_product_settings`` in a pytest plugin of
+its own; :func:`product_test_settings` collects the answers (the contract and
+hostile-input tests, which load every installed product, use it).
+
+The modules, by concern: :mod:`~tollway.testing.backends` (databases, Redis and
+``gateway_factory``), :mod:`~tollway.testing.clients` (calling a gateway in-process),
+:mod:`~tollway.testing.products` (testing one product), :mod:`~tollway.testing.processes`
+(``tollway serve`` and ``tollway worker`` as processes), :mod:`~tollway.testing.servers`
+(Redis, PostgreSQL and webhook receivers a test owns).
+"""
+
+import pytest
+
+from tollway.testing.backends import (
+    BACKENDS,
+    POSTGRES_URL,
+    REDIS_URL,
+    Backend,
+    GatewayFactory,
+    backend,
+    create_postgres_database,
+    drop_postgres_database,
+    gateway_factory,
+    redis_unreachable,
+    unavailable,
+)
+from tollway.testing.clients import RawAnswer, Tenant, gateway_client, raw_request, tenant
+from tollway.testing.processes import (
+    GatewayProcess,
+    WorkerProcess,
+    deployment_settings,
+    free_port,
+)
+from tollway.testing.products import (
+    ProductClient,
+    ProductClientFactory,
+    _ProductSettingsSpec,
+    open_product_client,
+    product_client,
+    product_test_settings,
+)
+from tollway.testing.servers import (
+    PostgresServer,
+    RedisServer,
+    own_postgres,
+    own_redis,
+    webhook_certificate,
+    webhook_receiver,
+)
+from tollway.webhooks.testing import Reply, WebhookTestReceiver
+
+__all__ = [
+    "BACKENDS",
+    "POSTGRES_URL",
+    "REDIS_URL",
+    "Backend",
+    "GatewayFactory",
+    "GatewayProcess",
+    "PostgresServer",
+    "ProductClient",
+    "ProductClientFactory",
+    "RawAnswer",
+    "RedisServer",
+    "Reply",
+    "Tenant",
+    "WebhookTestReceiver",
+    "WorkerProcess",
+    "backend",
+    "create_postgres_database",
+    "deployment_settings",
+    "drop_postgres_database",
+    "free_port",
+    "gateway_client",
+    "gateway_factory",
+    "open_product_client",
+    "own_postgres",
+    "own_redis",
+    "product_client",
+    "product_test_settings",
+    "raw_request",
+    "redis_unreachable",
+    "tenant",
+    "unavailable",
+    "webhook_certificate",
+    "webhook_receiver",
+]
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(_ProductSettingsSpec)
