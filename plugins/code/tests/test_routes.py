@@ -10,16 +10,7 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from tollway import Gateway
-from tollway.testing import GatewayFactory, gateway_client
-
-ALL_SCOPES = ["code:qr:generate", "code:barcode:generate", "code:batch:write", "code:usage:read"]
-
-
-async def _key(gateway: Gateway, plan: str) -> dict[str, str]:
-    account = await gateway.accounts.create_account("acme", {"code": plan})
-    key = (await gateway.accounts.create_key(account, scopes=ALL_SCOPES)).key
-    return {"Authorization": f"Bearer {key}"}
+from tollway.testing import ProductClientFactory
 
 
 def _decoded(response: httpx.Response) -> str:
@@ -28,11 +19,9 @@ def _decoded(response: httpx.Response) -> str:
     return str(result.text)
 
 
-async def test_qr_png_decodes_to_the_data(gateway_factory: GatewayFactory) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    headers = await _key(gateway, "free")
-    async with gateway_client(gateway) as client:
-        response = await client.post(
+async def test_qr_png_decodes_to_the_data(product_client: ProductClientFactory) -> None:
+    async with product_client("code", plan="free") as code:
+        response = await code.client.post(
             "/v1/code/qr",
             json={
                 "data": "https://example.com/tollway",
@@ -40,7 +29,6 @@ async def test_qr_png_decodes_to_the_data(gateway_factory: GatewayFactory) -> No
                 "ecc": "H",
                 "dark": "#1a237e",
             },
-            headers=headers,
         )
     assert response.status_code == 200
     assert response.headers["content-type"] == "image/png"
@@ -50,12 +38,10 @@ async def test_qr_png_decodes_to_the_data(gateway_factory: GatewayFactory) -> No
     assert response.headers["x-ratelimit-limit"] == "100"
 
 
-async def test_qr_svg_is_served_as_svg(gateway_factory: GatewayFactory) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    headers = await _key(gateway, "free")
-    async with gateway_client(gateway) as client:
-        response = await client.post(
-            "/v1/code/qr", json={"data": "svg please", "format": "svg"}, headers=headers
+async def test_qr_svg_is_served_as_svg(product_client: ProductClientFactory) -> None:
+    async with product_client("code", plan="free") as code:
+        response = await code.client.post(
+            "/v1/code/qr", json={"data": "svg please", "format": "svg"}
         )
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("image/svg+xml")
@@ -63,15 +49,13 @@ async def test_qr_svg_is_served_as_svg(gateway_factory: GatewayFactory) -> None:
     assert 'width="200"' in response.text
 
 
-async def test_barcode_decodes_and_bad_data_says_why(gateway_factory: GatewayFactory) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    headers = await _key(gateway, "free")
-    async with gateway_client(gateway) as client:
-        good = await client.post(
-            "/v1/code/barcode", json={"data": "590123412345", "format": "ean13"}, headers=headers
+async def test_barcode_decodes_and_bad_data_says_why(product_client: ProductClientFactory) -> None:
+    async with product_client("code", plan="free") as code:
+        good = await code.client.post(
+            "/v1/code/barcode", json={"data": "590123412345", "format": "ean13"}
         )
-        bad = await client.post(
-            "/v1/code/barcode", json={"data": "59012341234X", "format": "ean13"}, headers=headers
+        bad = await code.client.post(
+            "/v1/code/barcode", json={"data": "59012341234X", "format": "ean13"}
         )
     assert good.status_code == 200
     assert _decoded(good) == "5901234123457"
@@ -80,13 +64,11 @@ async def test_barcode_decodes_and_bad_data_says_why(gateway_factory: GatewayFac
 
 
 async def test_data_too_long_for_the_ecc_level_is_400_with_capacity(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    headers = await _key(gateway, "free")
-    async with gateway_client(gateway) as client:
-        response = await client.post(
-            "/v1/code/qr", json={"data": "x" * 2048, "ecc": "H", "size": 1000}, headers=headers
+    async with product_client("code", plan="free") as code:
+        response = await code.client.post(
+            "/v1/code/qr", json={"data": "x" * 2048, "ecc": "H", "size": 1000}
         )
     assert response.status_code == 400
     assert "at most" in response.json()["detail"]
@@ -94,15 +76,12 @@ async def test_data_too_long_for_the_ecc_level_is_400_with_capacity(
 
 @pytest.mark.parametrize(("plan", "status"), [("starter", 403), ("pro", 200)])
 async def test_batch_needs_the_pro_plan(
-    gateway_factory: GatewayFactory, plan: str, status: int
+    product_client: ProductClientFactory, plan: str, status: int
 ) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    headers = await _key(gateway, plan)
-    async with gateway_client(gateway) as client:
-        response = await client.post(
+    async with product_client("code", plan=plan) as code:
+        response = await code.client.post(
             "/v1/code/batch/qr",
             json={"items": [{"id": "a", "data": "first"}, {"data": "second"}], "size": 120},
-            headers=headers,
         )
     assert response.status_code == status
     if status == 403:
@@ -135,12 +114,10 @@ async def test_batch_needs_the_pro_plan(
     ],
 )
 async def test_batch_ids_must_be_unique_positions_included(
-    gateway_factory: GatewayFactory, items: list[dict[str, str]], duplicate: str
+    product_client: ProductClientFactory, items: list[dict[str, str]], duplicate: str
 ) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    headers = await _key(gateway, "pro")
-    async with gateway_client(gateway) as client:
-        response = await client.post("/v1/code/batch/qr", json={"items": items}, headers=headers)
+    async with product_client("code", plan="pro") as code:
+        response = await code.client.post("/v1/code/batch/qr", json={"items": items})
     assert response.status_code == 400
     assert response.json()["detail"] == (
         f"Invalid request body: item ids must be unique within a batch; {duplicate}"
@@ -148,23 +125,20 @@ async def test_batch_ids_must_be_unique_positions_included(
 
 
 async def test_batch_result_ids_are_strings_and_null_means_the_position(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    headers = await _key(gateway, "pro")
     items = [{"data": "one"}, {"id": None, "data": "two"}, {"id": "2nd", "data": "three"}]
-    async with gateway_client(gateway) as client:
-        response = await client.post("/v1/code/batch/qr", json={"items": items}, headers=headers)
+    async with product_client("code", plan="pro") as code:
+        response = await code.client.post("/v1/code/batch/qr", json={"items": items})
     assert response.status_code == 200
     assert [item["id"] for item in response.json()["data"]] == ["1", "2", "2nd"]
 
 
-async def test_usage_reports_the_current_window(gateway_factory: GatewayFactory) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    headers = await _key(gateway, "starter")
-    async with gateway_client(gateway) as client:
-        await client.post("/v1/code/qr", json={"data": "one"}, headers=headers)
-        response = await client.get("/v1/code/usage", headers=headers)
+async def test_usage_reports_the_current_window(product_client: ProductClientFactory) -> None:
+    async with product_client("code", plan="starter") as code:
+        headers = code.owner.headers
+        await code.client.post("/v1/code/qr", json={"data": "one"})
+        response = await code.client.get("/v1/code/usage")
     usage = response.json()
     assert response.status_code == 200
     assert usage["plan"] == "starter"
@@ -174,22 +148,17 @@ async def test_usage_reports_the_current_window(gateway_factory: GatewayFactory)
     assert usage["key"]["prefix"] == headers["Authorization"].removeprefix("Bearer ")[:11]
 
 
-async def test_types_are_public_and_cover_ten_formats(gateway_factory: GatewayFactory) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    async with gateway_client(gateway) as client:
-        response = await client.get("/v1/code/types")
+async def test_types_are_public_and_cover_ten_formats(product_client: ProductClientFactory) -> None:
+    async with product_client("code") as code:
+        response = await code.anonymous.get("/v1/code/types")
     body = response.json()
     assert response.status_code == 200
     assert body["total"] == len(body["data"]) >= 10
     assert {"qr", "ean13", "code128", "upca"} <= {item["id"] for item in body["data"]}
 
 
-async def test_each_endpoint_needs_its_own_scope(gateway_factory: GatewayFactory) -> None:
-    gateway = await gateway_factory(plugins=["code"])
-    account = await gateway.accounts.create_account("acme", {"code": "pro"})
-    key = (await gateway.accounts.create_key(account, scopes=["code:usage:read"])).key
-    headers = {"Authorization": f"Bearer {key}"}
-    async with gateway_client(gateway) as client:
-        response = await client.post("/v1/code/qr", json={"data": "x"}, headers=headers)
+async def test_each_endpoint_needs_its_own_scope(product_client: ProductClientFactory) -> None:
+    async with product_client("code", plan="pro", scopes=["code:usage:read"]) as code:
+        response = await code.client.post("/v1/code/qr", json={"data": "x"})
     assert response.status_code == 403
     assert "code:qr:generate" in response.json()["detail"]

@@ -1,4 +1,5 @@
-"""HTTP handlers of the code product; rendering lives in ``render``."""
+"""HTTP handlers of the code product; rendering lives in ``tollway_render``, whose
+:class:`~tollway_render.RenderError` is a 400 saying why the input cannot be rendered."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from datetime import UTC, datetime
 from litestar import Response, get, post
 from litestar.params import JSONBody
 
-from tollway import BadRequest, CurrentCaller, Forbidden, ServiceUnavailable
-from tollway_code.render import (
-    CODE_TYPES,
-    RenderError,
-    render_barcode,
-    render_batch,
-    render_qr,
+from tollway import CurrentCaller, Forbidden, ServiceUnavailable
+from tollway_code.product import (
+    BARCODE_GENERATE,
+    BATCH_FEATURE,
+    BATCH_WRITE,
+    QR_GENERATE,
+    USAGE_READ,
 )
 from tollway_code.schemas import (
     BarcodeRequest,
@@ -24,34 +25,27 @@ from tollway_code.schemas import (
     TypesResponse,
     UsageResponse,
 )
-
-BATCH_FEATURE = "batch"
-"""Plan feature that unlocks ``POST /v1/code/batch/qr`` (the spec's "Pro or higher")."""
+from tollway_code.service import CODE_TYPES, render_batch
+from tollway_render import render_barcode, render_qr
 
 
 def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
-@post("/qr", scope="code:qr:generate", status_code=200, media_type="image/png")
+@post("/qr", scope=QR_GENERATE, status_code=200, media_type="image/png")
 async def generate_qr(data: JSONBody[QrRequest]) -> Response[bytes]:
-    try:
-        image = render_qr(data)
-    except RenderError as error:
-        raise BadRequest(str(error)) from None
+    image = render_qr(data)
     return Response(image.content, media_type=image.media_type)
 
 
-@post("/barcode", scope="code:barcode:generate", status_code=200, media_type="image/png")
+@post("/barcode", scope=BARCODE_GENERATE, status_code=200, media_type="image/png")
 async def generate_barcode(data: JSONBody[BarcodeRequest]) -> Response[bytes]:
-    try:
-        image = render_barcode(data)
-    except RenderError as error:
-        raise BadRequest(str(error)) from None
+    image = render_barcode(data)
     return Response(image.content, media_type=image.media_type)
 
 
-@post("/batch/qr", scope="code:batch:write", status_code=200)
+@post("/batch/qr", scope=BATCH_WRITE, status_code=200)
 async def generate_qr_batch(
     data: JSONBody[BatchQrRequest], caller: CurrentCaller
 ) -> BatchQrResponse:
@@ -60,13 +54,10 @@ async def generate_qr_batch(
             f"Batch QR generation needs the Pro plan or higher; "
             f"this account is on the '{caller.plan.name}' plan"
         )
-    try:
-        return render_batch(data)
-    except RenderError as error:
-        raise BadRequest(str(error)) from None
+    return render_batch(data)
 
 
-@get("/usage", scope="code:usage:read")
+@get("/usage", scope=USAGE_READ)
 async def usage(caller: CurrentCaller) -> UsageResponse:
     decision = caller.decision
     if decision is None:
