@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from chat_accounts import CHAT, chat_setup, inbox
+from chat_client import CHAT, inbox, open_chat
 
-from tollway.testing import GatewayFactory
+from tollway.testing import ProductClientFactory
 
 
-async def test_create_and_list_agents(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_create_and_list_agents(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         assert await chat.get("/agents") == {"data": [], "total": 0}
         grace = await chat.post("/agents", {"name": " Grace ", "email": "grace@support.example"})
         assert grace == {
@@ -29,8 +29,8 @@ async def test_create_and_list_agents(gateway_factory: GatewayFactory) -> None:
         assert foreign.json() == {"data": [], "total": 0}
 
 
-async def test_agent_email_is_unique_per_account(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_agent_email_is_unique_per_account(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         await chat.agent("Grace")
         error = await chat.post(
             "/agents", {"name": "G2", "email": "grace@support.example"}, expect=409
@@ -57,14 +57,14 @@ async def test_agent_email_is_unique_per_account(gateway_factory: GatewayFactory
     ],
 )
 async def test_refuses_invalid_agents(
-    gateway_factory: GatewayFactory, body: dict[str, Any]
+    product_client: ProductClientFactory, body: dict[str, Any]
 ) -> None:
-    async with chat_setup(gateway_factory) as chat:
+    async with open_chat(product_client) as chat:
         assert set(await chat.post("/agents", body, expect=400)) == {"detail"}
 
 
-async def test_inboxes_of_the_account_only(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_inboxes_of_the_account_only(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         assert await chat.get("/inboxes") == {"data": []}
         web = await inbox(chat.gateway, chat.owner, "Website")
         mail = await inbox(chat.gateway, chat.owner, "Support mail", "email")

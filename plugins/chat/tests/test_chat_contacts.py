@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from chat_accounts import CHAT, chat_setup, inbox
+from chat_client import CHAT, inbox, open_chat
 
-from tollway.testing import GatewayFactory
+from tollway.testing import ProductClientFactory
 
 
-async def test_create_and_get(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_create_and_get(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         created = await chat.post(
             "/contacts", {"name": "  Ada Lovelace ", "email": "ada@example.com", "phone": "+4420"}
         )
@@ -30,8 +30,8 @@ async def test_create_and_get(gateway_factory: GatewayFactory) -> None:
         assert (await chat.post("/contacts", {"name": "Anon 2"}))["email"] is None
 
 
-async def test_unique_email_per_account(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_unique_email_per_account(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         await chat.contact("Ada")
         error = await chat.post(
             "/contacts", {"name": "Other", "email": "ada@example.com"}, expect=409
@@ -62,15 +62,15 @@ async def test_unique_email_per_account(gateway_factory: GatewayFactory) -> None
     ],
 )
 async def test_refuses_invalid_contacts(
-    gateway_factory: GatewayFactory, body: dict[str, Any]
+    product_client: ProductClientFactory, body: dict[str, Any]
 ) -> None:
-    async with chat_setup(gateway_factory) as chat:
+    async with open_chat(product_client) as chat:
         assert set(await chat.post("/contacts", body, expect=400)) == {"detail"}
         assert (await chat.get("/contacts"))["total"] == 0
 
 
-async def test_search_and_pagination(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_search_and_pagination(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         ada = await chat.post(
             "/contacts", {"name": "Ada Lovelace", "email": "ada@analytical.org", "phone": "+4411"}
         )
@@ -107,8 +107,8 @@ async def test_search_and_pagination(gateway_factory: GatewayFactory) -> None:
             await chat.get("/contacts", expect=400, **params)
 
 
-async def test_conversation_count(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_conversation_count(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         box = await inbox(chat.gateway, chat.owner)
         ada = await chat.contact("Ada")
         grace = await chat.contact("Grace")
@@ -122,8 +122,8 @@ async def test_conversation_count(gateway_factory: GatewayFactory) -> None:
         assert (await chat.get(f"/contacts/{ada['id']}"))["conversation_count"] == 3
 
 
-async def test_other_accounts_contacts_are_not_found(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_other_accounts_contacts_are_not_found(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         ada = await chat.contact("Ada")
         response = await chat.client.get(f"{CHAT}/contacts/{ada['id']}", headers=chat.other.headers)
         assert response.status_code == 404

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from chat_accounts import CHAT, chat_setup, inbox, tenant
+from chat_client import CHAT, inbox, open_chat
 
-from tollway.testing import GatewayFactory
+from tollway.testing import ProductClientFactory
 
 
-async def test_create_defaults_and_get(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_create_defaults_and_get(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         box = await inbox(chat.gateway, chat.owner)
         contact = await chat.contact("Ada")
         created = await chat.conversation(box, contact["id"])
@@ -34,9 +34,9 @@ async def test_create_defaults_and_get(gateway_factory: GatewayFactory) -> None:
 
 
 async def test_create_pending_with_agent_and_opening_message(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
-    async with chat_setup(gateway_factory) as chat:
+    async with open_chat(product_client) as chat:
         box = await inbox(chat.gateway, chat.owner)
         contact = await chat.contact()
         agent = await chat.agent("Grace")
@@ -72,9 +72,9 @@ async def test_create_pending_with_agent_and_opening_message(
     ],
 )
 async def test_create_refuses_invalid_bodies(
-    gateway_factory: GatewayFactory, body: dict[str, Any]
+    product_client: ProductClientFactory, body: dict[str, Any]
 ) -> None:
-    async with chat_setup(gateway_factory) as chat:
+    async with open_chat(product_client) as chat:
         box = await inbox(chat.gateway, chat.owner)
         contact = await chat.contact()
         error = await chat.post(
@@ -84,9 +84,9 @@ async def test_create_refuses_invalid_bodies(
 
 
 async def test_create_refuses_unknown_and_foreign_references(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
-    async with chat_setup(gateway_factory) as chat:
+    async with open_chat(product_client) as chat:
         box = await inbox(chat.gateway, chat.owner)
         contact = await chat.contact()
         foreign_box = await inbox(chat.gateway, chat.other)
@@ -111,8 +111,8 @@ async def test_create_refuses_unknown_and_foreign_references(
         assert (await chat.get("/conversations"))["total"] == 0
 
 
-async def test_list_filters_order_and_pagination(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_list_filters_order_and_pagination(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         web = await inbox(chat.gateway, chat.owner, "Web")
         mail = await inbox(chat.gateway, chat.owner, "Mail", "email")
         contact = await chat.contact()
@@ -163,15 +163,15 @@ async def test_list_filters_order_and_pagination(gateway_factory: GatewayFactory
     ],
 )
 async def test_list_refuses_bad_parameters(
-    gateway_factory: GatewayFactory, params: dict[str, Any]
+    product_client: ProductClientFactory, params: dict[str, Any]
 ) -> None:
-    async with chat_setup(gateway_factory) as chat:
+    async with open_chat(product_client) as chat:
         error = await chat.get("/conversations", expect=400, **params)
         assert set(error) == {"detail"}
 
 
-async def test_patch_changes_only_given_fields(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_patch_changes_only_given_fields(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         box = await inbox(chat.gateway, chat.owner)
         contact = await chat.contact()
         grace = await chat.agent("Grace")
@@ -207,9 +207,9 @@ async def test_patch_changes_only_given_fields(gateway_factory: GatewayFactory) 
 
 
 async def test_other_accounts_conversations_are_not_found(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
-    async with chat_setup(gateway_factory) as chat:
+    async with open_chat(product_client) as chat:
         box = await inbox(chat.gateway, chat.owner)
         contact = await chat.contact()
         await chat.agent()
@@ -249,10 +249,10 @@ ENDPOINTS = [
 
 @pytest.mark.parametrize(("method", "path"), ENDPOINTS)
 async def test_every_endpoint_needs_its_scope(
-    gateway_factory: GatewayFactory, method: str, path: str
+    product_client: ProductClientFactory, method: str, path: str
 ) -> None:
-    async with chat_setup(gateway_factory) as chat:
-        reader = await tenant(chat.gateway, "reader", scopes=["chat:inboxes:read"])
+    async with open_chat(product_client) as chat:
+        reader = await chat.tenant("reader", scopes=["chat:inboxes:read"])
         response = await chat.client.request(
             method, CHAT + path, json={} if method != "GET" else None, headers=reader.headers
         )

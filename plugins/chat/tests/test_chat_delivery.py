@@ -6,32 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from email import message_from_bytes
 from typing import Any
 
 import jwt
-from chat_accounts import CHAT, Setup, inbox, receive, sse_events, tenant
+from chat_client import CHAT, ChatClient, inbox, open_chat, receive, sse_events
 from mail_server import SmtpServer, chat_settings
 from sqlalchemy import select
 
 from tollway import Gateway, hookimpl
-from tollway.testing import GatewayFactory, free_port, gateway_client
+from tollway.testing import ProductClientFactory, free_port
 from tollway_chat.channels import OutboundMessage
-from tollway_chat.delivery import delivery_for
+from tollway_chat.delivery import Delivery
 from tollway_chat.models import Message
-
-
-@asynccontextmanager
-async def _setup(
-    factory: GatewayFactory, products: dict[str, Any], **options: Any
-) -> AsyncIterator[Setup]:
-    gateway = await factory(plugins=["chat"], products=products, **options)
-    owner = await tenant(gateway, "acme")
-    other = await tenant(gateway, "globex")
-    async with gateway_client(gateway) as client:
-        yield Setup(gateway, client, owner, other)
 
 
 async def _delivery(gateway: Gateway, message_id: int) -> Message:
@@ -50,7 +37,7 @@ async def _settled(gateway: Gateway, message_id: int, within: float = 10.0) -> M
         await asyncio.sleep(0.05)
 
 
-async def _email_conversation(chat: Setup) -> tuple[dict[str, Any], str]:
+async def _email_conversation(chat: ChatClient) -> tuple[dict[str, Any], str]:
     box = await inbox(chat.gateway, chat.owner, "Mail", channel="email")
     await chat.agent("Grace")
     contact = await chat.contact("Ada")
@@ -59,9 +46,9 @@ async def _email_conversation(chat: Setup) -> tuple[dict[str, Any], str]:
 
 
 async def test_email_reaches_the_smtp_server(
-    gateway_factory: GatewayFactory, smtp_server: SmtpServer
+    product_client: ProductClientFactory, smtp_server: SmtpServer
 ) -> None:
-    async with _setup(gateway_factory, chat_settings(smtp_server.port)) as chat:
+    async with open_chat(product_client, products=chat_settings(smtp_server.port)) as chat:
         _, path = await _email_conversation(chat)
         sent = await chat.post(path, {"content": "Hello Ada,\nyour order shipped."})
         assert "delivery_status" not in sent  # the API's message is unchanged
@@ -77,10 +64,21 @@ async def test_email_reaches_the_smtp_server(
         assert body.strip() == "Hello Ada,\nyour order shipped."
 
 
-async def test_first_message_of_a_new_conversation_is_delivered(
-    gateway_factory: GatewayFactory, smtp_server: SmtpServer
+async def test_a_message_is_sent_as_soon_as_its_request_commits(
+    product_client: ProductClientFactory, smtp_server: SmtpServer
 ) -> None:
-    async with _setup(gateway_factory, chat_settings(smtp_server.port)) as chat:
+    # No poll comes within the test: only the wake after the request's commit sends.
+    products = chat_settings(smtp_server.port, delivery_poll_interval=3600)
+    async with open_chat(product_client, products=products) as chat:
+        _, path = await _email_conversation(chat)
+        sent = await chat.post(path, {"content": "At once"})
+        assert (await _settled(chat.gateway, sent["id"], within=5)).delivery_status == "sent"
+
+
+async def test_first_message_of_a_new_conversation_is_delivered(
+    product_client: ProductClientFactory, smtp_server: SmtpServer
+) -> None:
+    async with open_chat(product_client, products=chat_settings(smtp_server.port)) as chat:
         box = await inbox(chat.gateway, chat.owner, "Mail", channel="email")
         await chat.agent("Grace")
         contact = await chat.contact("Bob")
@@ -94,11 +92,11 @@ async def test_first_message_of_a_new_conversation_is_delivered(
 
 
 async def test_smtp_down_then_up_is_retried_and_delivered_once(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
     server = SmtpServer(free_port())
     products = chat_settings(server.port, delivery_retry_schedule=[0.5, 0.5, 0.5, 0.5, 0.5])
-    async with _setup(gateway_factory, products) as chat:
+    async with open_chat(product_client, products=products) as chat:
         _, path = await _email_conversation(chat)
         started = time.monotonic()
         sent = await chat.post(path, {"content": "Are you there?"})
@@ -121,9 +119,9 @@ async def test_smtp_down_then_up_is_retried_and_delivered_once(
             server.stop()
 
 
-async def test_send_failing_every_time_ends_failed(gateway_factory: GatewayFactory) -> None:
+async def test_send_failing_every_time_ends_failed(product_client: ProductClientFactory) -> None:
     products = chat_settings(free_port(), delivery_retry_schedule=[0.05, 0.05])
-    async with _setup(gateway_factory, products) as chat:
+    async with open_chat(product_client, products=products) as chat:
         _, path = await _email_conversation(chat)
         sent = await chat.post(path, {"content": "Nobody listens"})
         message = await _settled(chat.gateway, sent["id"])
@@ -134,9 +132,9 @@ async def test_send_failing_every_time_ends_failed(gateway_factory: GatewayFacto
 
 
 async def test_private_notes_and_incoming_messages_are_not_sent(
-    gateway_factory: GatewayFactory, smtp_server: SmtpServer
+    product_client: ProductClientFactory, smtp_server: SmtpServer
 ) -> None:
-    async with _setup(gateway_factory, chat_settings(smtp_server.port)) as chat:
+    async with open_chat(product_client, products=chat_settings(smtp_server.port)) as chat:
         conversation, path = await _email_conversation(chat)
         note = await chat.post(path, {"content": "internal", "private": True})
         incoming = await receive(chat.gateway, chat.owner, conversation["id"], "Hi from Ada")
@@ -150,7 +148,7 @@ async def test_private_notes_and_incoming_messages_are_not_sent(
             assert (message.delivery_status, message.delivery_attempts) == (None, 0)
 
 
-async def test_a_plugin_channel_replaces_the_default(gateway_factory: GatewayFactory) -> None:
+async def test_a_plugin_channel_replaces_the_default(product_client: ProductClientFactory) -> None:
     sent: list[OutboundMessage] = []
 
     class Recorder:
@@ -162,10 +160,8 @@ async def test_a_plugin_channel_replaces_the_default(gateway_factory: GatewayFac
         def tollway_chat_channel(self, channel_type: str, gateway: Gateway) -> Any:
             return Recorder() if channel_type == "sms" else None
 
-    gateway = await gateway_factory(plugins=["chat"], extra_plugins=[("sms", SmsPlugin())])
-    owner = await tenant(gateway, "acme")
-    async with gateway_client(gateway) as client:
-        chat = Setup(gateway, client, owner, owner)
+    async with open_chat(product_client, extra_plugins=[("sms", SmsPlugin())]) as chat:
+        gateway, owner = chat.gateway, chat.owner
         box = await inbox(gateway, owner, "Texts", channel="sms")
         await chat.agent("Grace")
         contact = await chat.contact("Ada", phone="+15551234567")
@@ -184,16 +180,16 @@ SECRET = "s3cret-long-enough-for-hmac-sha256-keys"
 
 
 async def test_live_chat_message_reaches_the_contact_stream(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
-    async with _setup(gateway_factory, chat_settings(free_port())) as chat:
+    async with open_chat(product_client, products=chat_settings(free_port())) as chat:
         box = await inbox(chat.gateway, chat.owner, "Website", channel="live_chat")
         await chat.agent("Grace")
         contact = await chat.contact("Ada")
         conversation = await chat.conversation(box, contact["id"])
         issued = await chat.post(f"/contacts/{contact['id']}/stream-token", {})
         assert issued["contact_id"] == contact["id"]
-        bus = delivery_for(chat.gateway).bus
+        bus = chat.gateway.service(Delivery).bus
         # No API key: the token is the credential.
         reading = asyncio.create_task(
             chat.client.get(
@@ -224,10 +220,10 @@ async def test_live_chat_message_reaches_the_contact_stream(
 
 
 async def test_live_chat_without_open_stream_is_retried_then_failed(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
     products = chat_settings(free_port(), delivery_retry_schedule=[0.05])
-    async with _setup(gateway_factory, products) as chat:
+    async with open_chat(product_client, products=products) as chat:
         box = await inbox(chat.gateway, chat.owner, "Website", channel="live_chat")
         await chat.agent("Grace")
         contact = await chat.contact("Ada")
@@ -238,9 +234,9 @@ async def test_live_chat_without_open_stream_is_retried_then_failed(
         assert "no open stream" in (message.delivery_error or "")
 
 
-async def test_stream_tokens(gateway_factory: GatewayFactory) -> None:
+async def test_stream_tokens(product_client: ProductClientFactory) -> None:
     products = chat_settings(free_port(), stream_secret=SECRET, stream_token_ttl=60)
-    async with _setup(gateway_factory, products) as chat:
+    async with open_chat(product_client, products=products) as chat:
         contact = await chat.contact("Ada")
         stream = f"{CHAT}/stream"
         assert (await chat.client.get(stream)).status_code == 400
@@ -279,9 +275,9 @@ async def test_stream_tokens(gateway_factory: GatewayFactory) -> None:
         assert [event.get("event") for event in sse_events(response.text)] == ["ready"]
 
 
-async def test_stream_token_expires(gateway_factory: GatewayFactory) -> None:
+async def test_stream_token_expires(product_client: ProductClientFactory) -> None:
     products = chat_settings(free_port(), stream_token_ttl=1)
-    async with _setup(gateway_factory, products) as chat:
+    async with open_chat(product_client, products=products) as chat:
         contact = await chat.contact("Ada")
         issued = await chat.post(f"/contacts/{contact['id']}/stream-token", {})
         await asyncio.sleep(2.1)

@@ -12,13 +12,12 @@ import time
 from datetime import timedelta
 
 import httpx
-from chat_accounts import CHAT, Tenant, inbox, tenant
+from chat_client import CHAT, inbox, tenant
 from mail_server import SmtpServer, chat_settings
 from sqlalchemy import select
 
-from tollway import Gateway
-from tollway.db import utcnow
-from tollway.testing import GatewayFactory, free_port, gateway_client
+from tollway import Gateway, utcnow
+from tollway.testing import GatewayFactory, Tenant, free_port, gateway_client
 from tollway_chat.models import Message
 
 

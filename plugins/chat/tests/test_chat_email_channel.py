@@ -12,13 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from chat_accounts import tenant
+from chat_client import tenant
 from mail_server import SmtpServer, chat_settings
 
-from tollway import Gateway
-from tollway.outbox import claim_due
+from tollway import Gateway, claim_due
 from tollway.testing import GatewayFactory
-from tollway_chat.delivery import LEASE, LEASED, delivery_for
+from tollway_chat.delivery import LEASE, LEASED, Delivery
 from tollway_chat.models import Message
 from tollway_chat.schemas import AgentCreate, ContactCreate, ConversationCreate, MessageCreate
 from tollway_chat.service import Chat
@@ -50,7 +49,7 @@ async def _attempt(gateway: Gateway) -> list[int]:
     """One delivery attempt for every due message; the ids attempted."""
     token, claimed = await claim_due(gateway.database, LEASED, lease=LEASE, limit=10)
     for message_id in claimed:
-        await delivery_for(gateway).deliver(message_id, token)
+        await gateway.service(Delivery).deliver(message_id, token)
     return claimed
 
 

@@ -6,34 +6,59 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chat_accounts import Setup, Tenant, chat_setup, inbox
-from sqlalchemy import select
+from chat_client import ChatClient, inbox, open_chat
+from sqlalchemy import JSON, Boolean, column, insert, select, table
 
-from tollway.testing import GatewayFactory
-from tollway.webhooks.models import WebhookEndpoint, WebhookEvent
-from tollway_chat.service import EVENTS
+from tollway import UTCDateTime, utcnow
+from tollway.testing import ProductClientFactory, Tenant
+from tollway_chat.product import EVENTS
+
+# The core's webhook tables (its models are not public): an endpoint subscribed the way
+# the developer API stores one, and the outbox the events are recorded in.
+ENDPOINTS = table(
+    "webhook_endpoints",
+    column("account_id"),
+    column("url"),
+    column("events", JSON),
+    column("description"),
+    column("secret"),
+    column("is_active", Boolean),
+    column("created_at", UTCDateTime),
+)
+OUTBOX = table(
+    "webhook_events",
+    column("account_id"),
+    column("event"),
+    column("body"),
+    column("created_at", UTCDateTime),
+)
 
 
-async def _subscribe(chat: Setup, owner: Tenant, events: list[str]) -> None:
+async def _subscribe(chat: ChatClient, owner: Tenant, events: list[str]) -> None:
     async with chat.gateway.database.transaction() as session:
-        session.add(
-            WebhookEndpoint(
+        await session.execute(
+            insert(ENDPOINTS).values(
                 account_id=owner.account_id,
                 url="https://hooks.example.invalid/chat",
                 events=events,
+                description="",
                 secret="s" * 64,
+                is_active=True,
+                created_at=utcnow(),
             )
         )
 
 
-async def _outbox(chat: Setup) -> list[tuple[int, str, dict[str, Any]]]:
+async def _outbox(chat: ChatClient) -> list[tuple[int, str, dict[str, Any]]]:
     async with chat.gateway.database.transaction() as session:
-        rows = await session.scalars(select(WebhookEvent).order_by(WebhookEvent.created_at))
-        return [(row.account_id, row.event, json.loads(row.body)["data"]) for row in rows]
+        rows = await session.execute(
+            select(OUTBOX.c.account_id, OUTBOX.c.event, OUTBOX.c.body).order_by(OUTBOX.c.created_at)
+        )
+        return [(account, event, json.loads(body)["data"]) for account, event, body in rows]
 
 
-async def test_events_are_registered(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_events_are_registered(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         assert set(EVENTS) <= set(chat.gateway.registry.events)
         assert set(EVENTS) == {
             "conversation.created",
@@ -43,8 +68,8 @@ async def test_events_are_registered(gateway_factory: GatewayFactory) -> None:
         }
 
 
-async def test_changes_emit_their_events(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_changes_emit_their_events(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         await _subscribe(chat, chat.owner, list(EVENTS))
         await _subscribe(chat, chat.other, list(EVENTS))
         box = await inbox(chat.gateway, chat.owner)
@@ -74,9 +99,9 @@ async def test_changes_emit_their_events(gateway_factory: GatewayFactory) -> Non
 
 
 async def test_refused_requests_and_unsubscribed_events_leave_nothing(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
-    async with chat_setup(gateway_factory) as chat:
+    async with open_chat(product_client) as chat:
         await _subscribe(chat, chat.owner, ["contact.created"])
         await chat.contact("Ada")
         await chat.post("/contacts", {"name": "Again", "email": "ada@example.com"}, expect=409)

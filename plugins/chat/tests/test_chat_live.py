@@ -8,24 +8,20 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from chat_accounts import CHAT, Setup, inbox, sse_events, tenant
+from chat_client import CHAT, ChatClient, inbox, open_chat, sse_events
 
-from tollway.testing import GatewayFactory, gateway_client
+from tollway.testing import ProductClientFactory
 
 
 @asynccontextmanager
 async def _live(
-    factory: GatewayFactory, **chat: Any
-) -> AsyncIterator[tuple[Setup, dict[str, Any]]]:
+    product_client: ProductClientFactory, **chat: Any
+) -> AsyncIterator[tuple[ChatClient, dict[str, Any]]]:
     """A live_chat conversation with Ada, and a stream token of hers."""
     # Failed sends (Ada has no stream open at first) are retried only after the test.
-    products = {"chat": {"settings": {"delivery_retry_schedule": [60], **chat}}}
-    gateway = await factory(plugins=["chat"], products=products)
-    owner = await tenant(gateway, "acme")
-    other = await tenant(gateway, "globex")
-    async with gateway_client(gateway) as client:
-        setup = Setup(gateway, client, owner, other)
-        box = await inbox(gateway, owner, "Website", channel="live_chat")
+    settings = {"delivery_retry_schedule": [60], **chat}
+    async with open_chat(product_client, settings=settings) as setup:
+        box = await inbox(setup.gateway, setup.owner, "Website", channel="live_chat")
         await setup.agent("Grace")
         contact = await setup.contact("Ada")
         conversation = await setup.conversation(box, contact["id"])
@@ -33,8 +29,10 @@ async def _live(
         yield setup, {"conversation": conversation, "contact": contact, "token": token["token"]}
 
 
-async def test_a_reconnecting_stream_gets_what_it_missed(gateway_factory: GatewayFactory) -> None:
-    async with _live(gateway_factory) as (chat, live):
+async def test_a_reconnecting_stream_gets_what_it_missed(
+    product_client: ProductClientFactory,
+) -> None:
+    async with _live(product_client) as (chat, live):
         path = f"/conversations/{live['conversation']['id']}/messages"
         first = await chat.post(path, {"content": "first"})
         await chat.post(path, {"content": "a note", "private": True})
@@ -71,9 +69,9 @@ async def test_a_reconnecting_stream_gets_what_it_missed(gateway_factory: Gatewa
 
 
 async def test_the_contact_writes_in_with_the_stream_token(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
-    async with _live(gateway_factory) as (chat, live):
+    async with _live(product_client) as (chat, live):
         conversation = live["conversation"]
         url, token = f"{CHAT}/stream/messages", {"token": live["token"]}
         written = await chat.client.post(url, json={"content": "Where is my order?"}, params=token)
@@ -102,9 +100,9 @@ async def test_the_contact_writes_in_with_the_stream_token(
 
 
 async def test_contact_writes_are_refused_without_a_valid_token(
-    gateway_factory: GatewayFactory,
+    product_client: ProductClientFactory,
 ) -> None:
-    async with _live(gateway_factory) as (chat, live):
+    async with _live(product_client) as (chat, live):
         url = f"{CHAT}/stream/messages"
         body = {"content": "hi"}
         missing = await chat.client.post(url, json=body, headers=chat.owner.headers)
@@ -136,8 +134,8 @@ async def test_contact_writes_are_refused_without_a_valid_token(
         assert (await chat.get(f"/conversations/{bobs['id']}"))["unread_count"] == 0
 
 
-async def test_the_operator_caps_stream_lifetime(gateway_factory: GatewayFactory) -> None:
-    async with _live(gateway_factory, stream_max_seconds=1) as (chat, live):
+async def test_the_operator_caps_stream_lifetime(product_client: ProductClientFactory) -> None:
+    async with _live(product_client, stream_max_seconds=1) as (chat, live):
         started = asyncio.get_running_loop().time()
         response = await chat.client.get(
             f"{CHAT}/stream", params={"token": live["token"], "max_seconds": 3600}

@@ -6,19 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from chat_accounts import CHAT, Setup, chat_setup, inbox, receive
+from chat_client import CHAT, ChatClient, inbox, open_chat, receive
 
-from tollway.testing import GatewayFactory
+from tollway.testing import ProductClientFactory
 
 
-async def _conversation(chat: Setup) -> dict[str, Any]:
+async def _conversation(chat: ChatClient) -> dict[str, Any]:
     box = await inbox(chat.gateway, chat.owner)
     contact = await chat.contact("Ada")
     return await chat.conversation(box, contact["id"])
 
 
-async def test_send_as_default_and_given_agent(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_send_as_default_and_given_agent(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         conversation = await _conversation(chat)
         path = f"/conversations/{conversation['id']}/messages"
         first_agent = await chat.agent("Grace")
@@ -45,8 +45,8 @@ async def test_send_as_default_and_given_agent(gateway_factory: GatewayFactory) 
         assert listed["data"] == [sent, by_default, chosen, note]
 
 
-async def test_refusals(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_refusals(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         conversation = await _conversation(chat)
         path = f"/conversations/{conversation['id']}/messages"
         error = await chat.post(path, {"content": "nobody to send it"}, expect=422)
@@ -72,8 +72,10 @@ async def test_refusals(gateway_factory: GatewayFactory) -> None:
         await chat.post("/conversations/999/messages", {"content": "x"}, expect=404)
 
 
-async def test_unread_count_and_activity_follow_messages(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_unread_count_and_activity_follow_messages(
+    product_client: ProductClientFactory,
+) -> None:
+    async with open_chat(product_client) as chat:
         conversation = await _conversation(chat)
         await chat.agent()
         path = f"/conversations/{conversation['id']}"
@@ -108,8 +110,8 @@ async def test_unread_count_and_activity_follow_messages(gateway_factory: Gatewa
         assert (await chat.get(path))["unread_count"] == 1
 
 
-async def test_most_recent_activity_lists_first(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_most_recent_activity_lists_first(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         box = await inbox(chat.gateway, chat.owner)
         contact = await chat.contact()
         await chat.agent()
@@ -126,8 +128,8 @@ async def test_most_recent_activity_lists_first(gateway_factory: GatewayFactory)
         ]
 
 
-async def test_pagination(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_pagination(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         conversation = await _conversation(chat)
         await chat.agent()
         path = f"/conversations/{conversation['id']}/messages"
@@ -145,7 +147,9 @@ async def test_pagination(gateway_factory: GatewayFactory) -> None:
 
 
 @pytest.mark.parametrize("params", [{"limit": 101}, {"limit": 0}, {"page": 0}, {"page": "x"}])
-async def test_pagination_bounds(gateway_factory: GatewayFactory, params: dict[str, Any]) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_pagination_bounds(
+    product_client: ProductClientFactory, params: dict[str, Any]
+) -> None:
+    async with open_chat(product_client) as chat:
         conversation = await _conversation(chat)
         await chat.get(f"/conversations/{conversation['id']}/messages", expect=400, **params)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -17,10 +18,10 @@ from typing import Any
 import httpx
 import pytest
 from aiosmtpd.controller import Controller
-from chat_accounts import CHAT, inbox, tenant
+from chat_client import CHAT, inbox, tenant
 from mail_server import Mailbox, SmtpServer
 
-from tollway.db import Database
+from tollway import Database
 from tollway.testing import (
     Backend,
     GatewayFactory,
@@ -55,12 +56,16 @@ async def test_live_chat_crosses_processes(
     owner = await tenant(gateway, "acme")
     box = await inbox(gateway, owner, "Website", channel="live_chat")
     settings = deployment_settings(gateway)
+    # Stream channels of this test's own (others may run at once on the same Redis).
+    channels = f'stream_channel_prefix = "tollway-test:{secrets.token_hex(6)}:chat:stream:"\n'
+    shared = tmp_path / "chat.toml"
+    shared.write_text("[products.chat.settings]\n" + channels)
     # The second process never polls for deliveries after its first pass, so the
     # message posted to the first is sent by the first, to a stream the second holds.
     idle = tmp_path / "idle.toml"
-    idle.write_text("[products.chat.settings]\ndelivery_poll_interval = 3600\n")
+    idle.write_text("[products.chat.settings]\n" + channels + "delivery_poll_interval = 3600\n")
     with (
-        GatewayProcess(plugins=["chat"], **settings) as first,
+        GatewayProcess(plugins=["chat"], config=shared, **settings) as first,
         GatewayProcess(plugins=["chat"], config=idle, **settings) as second,
     ):
         async with httpx.AsyncClient(timeout=10, headers=owner.headers) as client:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from chat_accounts import CHAT, chat_setup
+from chat_client import CHAT, open_chat
 
-from tollway.testing import GatewayFactory, Tenant, raw_request
+from tollway.testing import ProductClientFactory, Tenant, raw_request
 
 
 async def get_raw(
@@ -21,8 +21,8 @@ async def get_raw(
     return answer.status, answer.json()
 
 
-async def test_search_finds_non_ascii_names_sent_raw(gateway_factory: GatewayFactory) -> None:
-    async with chat_setup(gateway_factory) as chat:
+async def test_search_finds_non_ascii_names_sent_raw(product_client: ProductClientFactory) -> None:
+    async with open_chat(product_client) as chat:
         zoe = await chat.post("/contacts", {"name": "Zoë Martin"})
         await chat.post("/contacts", {"name": "Zoe Plain"})
         status, raw = await get_raw(chat.client, f"{CHAT}/contacts", "q=Zoë".encode(), chat.owner)
@@ -33,9 +33,11 @@ async def test_search_finds_non_ascii_names_sent_raw(gateway_factory: GatewayFac
     assert lower == (200, raw)
 
 
-async def test_search_text_that_is_not_utf8_is_refused(gateway_factory: GatewayFactory) -> None:
+async def test_search_text_that_is_not_utf8_is_refused(
+    product_client: ProductClientFactory,
+) -> None:
     expected = {"detail": "Invalid request: the query string is not valid UTF-8"}
-    async with chat_setup(gateway_factory) as chat:
+    async with open_chat(product_client) as chat:
         await chat.post("/contacts", {"name": "Zoë Martin"})
         assert await chat.get("/contacts", q="%FF", expect=200) == {"data": [], "total": 0}
         escaped = await chat.client.get(f"{CHAT}/contacts?q=%FF", headers=chat.owner.headers)

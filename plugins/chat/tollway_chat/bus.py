@@ -18,22 +18,18 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import msgspec
 
 from tollway import ServiceUnavailable
 from tollway_chat.channels import OutboundMessage
 
-if TYPE_CHECKING:
-    from tollway import Gateway
-
 log = logging.getLogger("tollway.chat.bus")
 
 Key = tuple[int, int]
 """``(account_id, contact_id)``"""
 QUEUE_SIZE = 1000
-DEFAULT_CHANNEL_PREFIX = "tollway:chat:stream:"
 
 
 class StreamBus(Protocol):
@@ -112,7 +108,7 @@ class LocalStreamBus:
 class RedisStreamBus:
     """Contact streams of every process sharing one Redis."""
 
-    def __init__(self, url: str, *, prefix: str = DEFAULT_CHANNEL_PREFIX) -> None:
+    def __init__(self, url: str, *, prefix: str) -> None:
         import redis.asyncio as redis
 
         self._redis = redis.Redis.from_url(url, socket_connect_timeout=2)
@@ -215,12 +211,9 @@ class RedisStreamBus:
             self._local.put(message)
 
 
-def stream_bus(gateway: Gateway) -> StreamBus:
-    """Redis publish/subscribe when the gateway has ``redis_url``, else in-process."""
-    settings = gateway.settings
-    if settings.redis_url:
-        prefix = settings.product("chat").settings.get(
-            "stream_channel_prefix", DEFAULT_CHANNEL_PREFIX
-        )
-        return RedisStreamBus(settings.redis_url, prefix=str(prefix))
+def stream_bus(redis_url: str | None, prefix: str) -> StreamBus:
+    """Redis publish/subscribe on channels named ``<prefix><account>:<contact>`` when
+    the gateway has a ``redis_url``, else in-process."""
+    if redis_url:
+        return RedisStreamBus(redis_url, prefix=prefix)
     return LocalStreamBus()

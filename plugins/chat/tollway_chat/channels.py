@@ -21,12 +21,13 @@ by the chat plugin:
 from __future__ import annotations
 
 from email.message import EmailMessage
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import aiosmtplib
 import msgspec
 
 from tollway import hookimpl
+from tollway_chat.settings import ChatSettings
 
 if TYPE_CHECKING:
     from tollway import Gateway
@@ -71,15 +72,14 @@ class Channel(Protocol):
 
 
 class EmailChannel:
-    def __init__(self, settings: dict[str, Any]) -> None:
-        host = settings.get("smtp_host")
-        self.host = str(host) if host else None
-        self.port = int(settings.get("smtp_port", 25))
-        self.sender = str(settings.get("smtp_from", "chat@localhost"))
-        self.starttls = bool(settings.get("smtp_starttls", False))
-        self.username = settings.get("smtp_username")
-        self.password = settings.get("smtp_password")
-        self.timeout = float(settings.get("smtp_timeout", 10))
+    def __init__(self, settings: ChatSettings) -> None:
+        self.host = settings.smtp_host or None
+        self.port = settings.smtp_port
+        self.sender = settings.smtp_from
+        self.starttls = settings.smtp_starttls
+        self.username = settings.smtp_username
+        self.password = settings.smtp_password
+        self.timeout = settings.smtp_timeout
 
     async def send(self, message: OutboundMessage) -> None:
         if self.host is None:
@@ -116,10 +116,10 @@ class LiveChatChannel:
 
 @hookimpl(trylast=True)
 def tollway_chat_channel(channel_type: str, gateway: Gateway) -> Channel | None:
-    from tollway_chat.delivery import delivery_for
+    from tollway_chat.delivery import Delivery  # which imports this module
 
     if channel_type == "email":
-        return EmailChannel(gateway.settings.product("chat").settings)
+        return EmailChannel(gateway.product_settings(ChatSettings))
     if channel_type == "live_chat":
-        return LiveChatChannel(delivery_for(gateway).bus)
+        return LiveChatChannel(gateway.service(Delivery).bus)
     return None

@@ -1,8 +1,8 @@
 """Delivering outgoing messages through their inbox's channel, durably.
 
 An outgoing, non-private message is stored ``pending`` and due at once, in the same
-transaction that adds it: the message row is its own outbox entry
-(:mod:`tollway.outbox`). Every gateway process polls for due messages every
+transaction that adds it: the message row is its own outbox entry (the core's
+``LeasedColumns`` and ``Poller``). Every gateway process polls for due messages every
 ``[products.chat.settings] delivery_poll_interval`` seconds (default 2), and at once
 when a transaction that added one commits; it leases what it finds and hands each to
 job ``chat.deliver`` (``gateway.jobs``). The job renews the lease, loads message,
@@ -24,18 +24,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tollway.db import utcnow
-from tollway.outbox import LeasedColumns, Poller, claim_due, renew
+from tollway import LeasedColumns, Poller, claim_due, renew, utcnow
 from tollway_chat.bus import StreamBus, stream_bus
 from tollway_chat.channels import Channel, ChannelError, OutboundMessage
 from tollway_chat.models import Conversation, Inbox, Message
+from tollway_chat.settings import ChatSettings
 
 if TYPE_CHECKING:
     from tollway import Gateway
@@ -44,8 +43,6 @@ log = logging.getLogger("tollway.chat.delivery")
 
 JOB = "chat.deliver"
 PENDING, SENT, FAILED = "pending", "sent", "failed"
-DEFAULT_RETRY_SCHEDULE = (1.0, 5.0, 30.0, 120.0, 600.0)
-DEFAULT_POLL_INTERVAL = 2.0
 BATCH_SIZE = 100
 LEASE = timedelta(seconds=60)
 """How long one attempt may hold a message: channels time out well within it (SMTP's
@@ -60,38 +57,24 @@ LEASED = LeasedColumns(
     lease_token=Message.delivery_lease_token,
 )
 
-_deliveries: weakref.WeakKeyDictionary[Any, Delivery] = weakref.WeakKeyDictionary()
-
-
-def delivery_for(gateway: Gateway) -> Delivery:
-    """The gateway's delivery (one per gateway, made on first use)."""
-    delivery = _deliveries.get(gateway)
-    if delivery is None:
-        delivery = _deliveries[gateway] = Delivery(gateway)
-    return delivery
-
 
 class Delivery:
+    """The gateway's chat delivery: the poller leasing due messages, the job sending
+    them, and the stream bus the live_chat channel publishes on (a service: the gateway
+    starts and stops it)."""
+
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
-        settings = gateway.settings.product("chat").settings
-        schedule = tuple(
-            float(s) for s in settings.get("delivery_retry_schedule", DEFAULT_RETRY_SCHEDULE)
-        )
-        if any(delay < 0 for delay in schedule):
-            raise ValueError("delivery_retry_schedule must list delays >= 0")
-        self.retry_schedule = schedule
-        self.bus: StreamBus = stream_bus(gateway)
+        settings = gateway.product_settings(ChatSettings)
+        self.retry_schedule = settings.delivery_retry_schedule
+        self.bus: StreamBus = stream_bus(gateway.settings.redis_url, settings.stream_channel_prefix)
         self._channels: dict[str, Channel | None] = {}
         self.poller = Poller(
             "tollway-chat-delivery",
             self.dispatch_due,
-            interval=float(settings.get("delivery_poll_interval", DEFAULT_POLL_INTERVAL)),
+            interval=settings.delivery_poll_interval,
             batch=BATCH_SIZE,
         )
-
-    def register_job(self) -> None:
-        self.gateway.jobs.register(JOB, self.deliver)
 
     async def start(self) -> None:
         await self.bus.start()

@@ -1,9 +1,9 @@
 """Hooks the chat product adds to the gateway's plugin manager.
 
-The chat plugin registers this module with ``gateway.plugins.add_hookspecs`` when its
-routes are registered; any plugin may then implement ``tollway_chat_channel`` to send
-messages of inboxes of a channel type (the chat plugin's own email and live_chat
-channels are registered ``trylast``, so another plugin's implementation wins).
+The chat plugin adds this module through ``tollway_add_hookspecs``; any plugin may then
+implement ``tollway_chat_channel`` to send messages of inboxes of a channel type (the
+chat plugin's own email and live_chat channels, :mod:`tollway_chat.channels`, are
+registered with it, ``trylast``, so another plugin's implementation wins).
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ from datetime import datetime
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from tollway.db import UTCDateTime, make_metadata, utcnow
-from tollway.db.models import Account
+from tollway import Account, UTCDateTime, make_metadata, utcnow
 
 
 class ChatBase(DeclarativeBase):

@@ -1,24 +1,23 @@
-"""Registers the chat product: its descriptor, scopes, events, plans, tables, routes
-and the operator's inbox command."""
+"""Registers the chat product: its descriptor, scopes, events, plans, tables, settings,
+services, delivery job, routes, channel hook and the operator's inbox command."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+import msgspec
 from sqlalchemy import MetaData
 
-from tollway import Gateway, Plan, Product, hookimpl
+from tollway import CommandRegistrar, Gateway, JobFunction, Plan, Product, RouteRegistrar, hookimpl
 from tollway_chat import channels, hookspecs
-from tollway_chat.commands import add_commands
-from tollway_chat.delivery import delivery_for
+from tollway_chat.commands import chat as chat_commands
+from tollway_chat.delivery import JOB, Delivery
 from tollway_chat.models import ChatBase
-from tollway_chat.routes import ROUTES, SCOPES
-from tollway_chat.service import EVENTS
-
-PRODUCT = Product(name="chat", prefix="/v1/chat", title="Chat", contract="chat.yaml")
+from tollway_chat.product import EVENTS, PLANS, PRODUCT, SCOPES
+from tollway_chat.routes import ROUTES, provide_chat
+from tollway_chat.settings import ChatSettings
+from tollway_chat.stream import StreamTokens
 
 
 @hookimpl
@@ -40,12 +39,8 @@ def tollway_register_events(register: Callable[[str, str], None]) -> None:
 
 @hookimpl
 def tollway_register_plans(register: Callable[[str, Plan], None]) -> None:
-    register("chat", Plan("free", requests_per_day=1_000, rank=0, description="Try chat out"))
-    register("chat", Plan("pro", requests_per_day=50_000, rank=1, description="A support team"))
-    register(
-        "chat",
-        Plan("business", requests_per_day=500_000, rank=2, description="Several support teams"),
-    )
+    for plan in PLANS:
+        register(PRODUCT.name, plan)
 
 
 @hookimpl
@@ -54,30 +49,35 @@ def tollway_register_models(register: Callable[[MetaData, Path | None], None]) -
 
 
 @hookimpl
-def tollway_register_routes(
-    register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-) -> None:
-    manager = gateway.plugins
-    if getattr(manager.hook, "tollway_chat_channel", None) is None or (
-        manager.hook.tollway_chat_channel.spec is None
-    ):
-        manager.add_hookspecs(hookspecs)
-    if not manager.has_plugin(channels.__name__):
-        manager.register(channels, name=channels.__name__)
-    delivery_for(gateway).register_job()
-    register("chat", ROUTES)
+def tollway_register_settings(register: Callable[[str, type[msgspec.Struct]], None]) -> None:
+    register(PRODUCT.name, ChatSettings)
 
 
 @hookimpl
-async def tollway_startup(gateway: Gateway) -> None:
-    await delivery_for(gateway).start()
+def tollway_add_hookspecs(register: Callable[..., None]) -> None:
+    register(hookspecs, channels)
 
 
 @hookimpl
-async def tollway_shutdown(gateway: Gateway) -> None:
-    await delivery_for(gateway).stop()
+def tollway_register_services(register: Callable[[object], None], gateway: Gateway) -> None:
+    register(Delivery(gateway))
+    register(StreamTokens(gateway))
 
 
 @hookimpl
-def tollway_register_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    add_commands(commands)
+def tollway_register_jobs(register: Callable[[str, JobFunction], None], gateway: Gateway) -> None:
+    register(JOB, gateway.service(Delivery).deliver)
+
+
+@hookimpl
+def tollway_register_routes(register: RouteRegistrar) -> None:
+    register(
+        PRODUCT.name,
+        ROUTES,
+        dependencies={"chat": provide_chat, "delivery": Delivery, "stream_tokens": StreamTokens},
+    )
+
+
+@hookimpl
+def tollway_register_commands(register: CommandRegistrar) -> None:
+    register(chat_commands)

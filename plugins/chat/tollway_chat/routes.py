@@ -1,62 +1,77 @@
 """HTTP handlers of the chat product (``/v1/chat``).
 
-Each handler runs one transaction on the caller's account through
-``tollway_chat.service.Chat``; ids of another account are answered 404 (or 422 where
-they are referenced from a body), like unknown ones.
+A keyed handler receives ``chat``, the caller's account in the request's transaction
+(:func:`provide_chat`), committed once the handler has made its answer; ids of another
+account are answered 404 (or 422 where they are referenced from a body), like unknown
+ones. The contact's stream routes are keyless: the stream token names the account.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import msgspec
 from litestar import Request, get, patch, post
-from litestar.params import JSONBody, PathParameter, QueryParameter
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from tollway import BadRequest, Caller, CurrentCaller, CurrentGateway, Gateway
-from tollway_chat import schemas, stream
+from tollway import (
+    MAX_ROW_ID,
+    BadRequest,
+    CurrentCaller,
+    CurrentGateway,
+    FilterId,
+    Id,
+    ListPage,
+    Page,
+    offset,
+    page_limit,
+)
+from tollway_chat import schemas
 from tollway_chat.channels import OutboundMessage
-from tollway_chat.delivery import delivery_for
+from tollway_chat.delivery import Delivery
 from tollway_chat.models import Message
-from tollway_chat.service import Chat, conversation_view
+from tollway_chat.product import (
+    AGENTS_READ,
+    AGENTS_WRITE,
+    CONTACTS_READ,
+    CONTACTS_WRITE,
+    CONVERSATIONS_READ,
+    CONVERSATIONS_WRITE,
+    INBOXES_READ,
+    MESSAGES_READ,
+    MESSAGES_WRITE,
+)
+from tollway_chat.service import Chat
+from tollway_chat.settings import ChatSettings
+from tollway_chat.stream import StreamTokens
+from tollway_chat.views import conversation_view
 
-SCOPES = {
-    "chat:conversations:read": "List and read chat conversations",
-    "chat:conversations:write": "Start chat conversations, change their status and agent",
-    "chat:messages:read": "Read the messages of chat conversations",
-    "chat:messages:write": "Send messages and private notes in chat conversations",
-    "chat:contacts:read": "List, search and read chat contacts",
-    "chat:contacts:write": "Create chat contacts",
-    "chat:agents:read": "List chat agents",
-    "chat:agents:write": "Create chat agents",
-    "chat:inboxes:read": "List chat inboxes",
-}
-
-Page = Annotated[int, QueryParameter(ge=1, le=100_000, description="1-based page number.")]
-MAX_ROW_ID = 2**31 - 1
-Id = Annotated[int, PathParameter(ge=1, le=MAX_ROW_ID)]
-"""A row id: what the database's integer primary keys can hold."""
 StreamTokenParam = Annotated[
     str, QueryParameter(min_length=1, max_length=4096, description="The contact's stream token.")
 ]
 REPLAY_LIMIT = 100
 """At most this many missed messages are replayed to a reconnecting stream."""
-FilterId = Annotated[int | None, QueryParameter(ge=1, le=2**31 - 1)]
 
 
-@asynccontextmanager
-async def _chat(gateway: Gateway, caller: Caller) -> AsyncIterator[Chat]:
-    async with gateway.database.transaction() as session:
-        yield Chat(
-            session,
-            caller.principal.account_id,
-            gateway.webhooks,
-            deliver=delivery_for(gateway).after_commit,
-        )
+async def provide_chat(
+    transaction: NamedDependency[AsyncSession],
+    caller: CurrentCaller,
+    gateway: CurrentGateway,
+    delivery: NamedDependency[Delivery],
+) -> Chat:
+    """The caller's account in the request's transaction (the ``chat`` dependency);
+    outgoing messages it adds are looked for as soon as the transaction commits."""
+    return Chat(
+        transaction,
+        caller.principal.account_id,
+        gateway.webhooks,
+        deliver=delivery.after_commit,
+    )
 
 
 def _refuse_null(request: Request[Any, Any, Any], *names: str) -> None:
@@ -84,136 +99,112 @@ def _name(value: str) -> str:
 # Conversations ----------------------------------------------------------------------
 
 
-@get("/conversations", scope="chat:conversations:read")
+@get("/conversations", scope=CONVERSATIONS_READ)
 async def list_conversations(
     request: Request[Any, Any, Any],
-    caller: CurrentCaller,
-    gateway: CurrentGateway,
+    chat: NamedDependency[Chat],
     status: Annotated[schemas.ConversationStatus | None, QueryParameter()] = None,
     inbox_id: FilterId = None,
     agent_id: FilterId = None,
     page: Page = 1,
-    limit: Annotated[int, QueryParameter(ge=1, le=50, description="1-50.")] = 25,
-) -> schemas.ConversationList:
+    limit: Annotated[int, page_limit(50)] = 25,
+) -> ListPage[schemas.Conversation]:
     """Most recent activity first."""
     _refuse_null(request, "status", "inbox_id", "agent_id")
-    async with _chat(gateway, caller) as chat:
-        data, total = await chat.list_conversations(
-            status=status,
-            inbox_id=inbox_id,
-            agent_id=agent_id,
-            offset=(page - 1) * limit,
-            limit=limit,
-        )
-    return schemas.ConversationList(data=data, total=total, page=page, limit=limit)
+    data, total = await chat.list_conversations(
+        status=status,
+        inbox_id=inbox_id,
+        agent_id=agent_id,
+        offset=offset(page, limit),
+        limit=limit,
+    )
+    return ListPage(data=data, total=total, page=page, limit=limit)
 
 
-@post("/conversations", scope="chat:conversations:write")
+@post("/conversations", scope=CONVERSATIONS_WRITE)
 async def create_conversation(
-    data: JSONBody[schemas.ConversationCreate], caller: CurrentCaller, gateway: CurrentGateway
+    data: JSONBody[schemas.ConversationCreate], chat: NamedDependency[Chat]
 ) -> schemas.Conversation:
     if data.message is not None:
         _text(data.message.content, "message.content")
-    async with _chat(gateway, caller) as chat:
-        return await chat.create_conversation(data)
+    return await chat.create_conversation(data)
 
 
-@get("/conversations/{conversation_id:int}", scope="chat:conversations:read")
+@get("/conversations/{conversation_id:int}", scope=CONVERSATIONS_READ)
 async def get_conversation(
-    conversation_id: Id, caller: CurrentCaller, gateway: CurrentGateway
+    conversation_id: Id, chat: NamedDependency[Chat]
 ) -> schemas.Conversation:
-    async with _chat(gateway, caller) as chat:
-        return conversation_view(await chat.conversation(conversation_id))
+    return conversation_view(await chat.conversation(conversation_id))
 
 
-@patch("/conversations/{conversation_id:int}", scope="chat:conversations:write")
+@patch("/conversations/{conversation_id:int}", scope=CONVERSATIONS_WRITE)
 async def update_conversation(
-    conversation_id: Id,
-    data: JSONBody[schemas.ConversationUpdate],
-    caller: CurrentCaller,
-    gateway: CurrentGateway,
+    conversation_id: Id, data: JSONBody[schemas.ConversationUpdate], chat: NamedDependency[Chat]
 ) -> schemas.Conversation:
-    async with _chat(gateway, caller) as chat:
-        return await chat.update_conversation(conversation_id, data)
+    return await chat.update_conversation(conversation_id, data)
 
 
 # Messages ---------------------------------------------------------------------------
 
 
-@get("/conversations/{conversation_id:int}/messages", scope="chat:messages:read")
+@get("/conversations/{conversation_id:int}/messages", scope=MESSAGES_READ)
 async def list_messages(
     conversation_id: Id,
-    caller: CurrentCaller,
-    gateway: CurrentGateway,
+    chat: NamedDependency[Chat],
     page: Page = 1,
-    limit: Annotated[int, QueryParameter(ge=1, le=100, description="1-100.")] = 50,
+    limit: Annotated[int, page_limit(100)] = 50,
 ) -> schemas.MessageList:
     """Oldest first."""
-    async with _chat(gateway, caller) as chat:
-        data, total = await chat.list_messages(
-            conversation_id, offset=(page - 1) * limit, limit=limit
-        )
+    data, total = await chat.list_messages(conversation_id, offset=offset(page, limit), limit=limit)
     return schemas.MessageList(data=data, total=total)
 
 
-@post("/conversations/{conversation_id:int}/messages", scope="chat:messages:write")
+@post("/conversations/{conversation_id:int}/messages", scope=MESSAGES_WRITE)
 async def send_message(
-    conversation_id: Id,
-    data: JSONBody[schemas.MessageCreate],
-    caller: CurrentCaller,
-    gateway: CurrentGateway,
+    conversation_id: Id, data: JSONBody[schemas.MessageCreate], chat: NamedDependency[Chat]
 ) -> schemas.Message:
     _text(data.content, "content")
-    async with _chat(gateway, caller) as chat:
-        return await chat.send_message(conversation_id, data)
+    return await chat.send_message(conversation_id, data)
 
 
 # Contacts ---------------------------------------------------------------------------
 
 
-@get("/contacts", scope="chat:contacts:read")
+@get("/contacts", scope=CONTACTS_READ)
 async def list_contacts(
-    caller: CurrentCaller,
-    gateway: CurrentGateway,
+    chat: NamedDependency[Chat],
     q: Annotated[str, QueryParameter(max_length=200)] = "",
     page: Page = 1,
-    limit: Annotated[int, QueryParameter(ge=1, le=100, description="1-100.")] = 25,
+    limit: Annotated[int, page_limit(100)] = 25,
 ) -> schemas.ContactList:
     """Oldest first; ``q`` matches a substring of name, email or phone, ignoring case."""
     _text(q, "q")
-    async with _chat(gateway, caller) as chat:
-        data, total = await chat.list_contacts(q, offset=(page - 1) * limit, limit=limit)
+    data, total = await chat.list_contacts(q, offset=offset(page, limit), limit=limit)
     return schemas.ContactList(data=data, total=total)
 
 
-@post("/contacts", scope="chat:contacts:write")
+@post("/contacts", scope=CONTACTS_WRITE)
 async def create_contact(
-    data: JSONBody[schemas.ContactCreate], caller: CurrentCaller, gateway: CurrentGateway
+    data: JSONBody[schemas.ContactCreate], chat: NamedDependency[Chat]
 ) -> schemas.Contact:
     data.name = _name(data.name)
     if data.email is not None:
         _text(data.email, "email")
-    async with _chat(gateway, caller) as chat:
-        return await chat.create_contact(data)
+    return await chat.create_contact(data)
 
 
-@get("/contacts/{contact_id:int}", scope="chat:contacts:read")
-async def get_contact(
-    contact_id: Id, caller: CurrentCaller, gateway: CurrentGateway
-) -> schemas.Contact:
-    async with _chat(gateway, caller) as chat:
-        return await chat.contact(contact_id)
+@get("/contacts/{contact_id:int}", scope=CONTACTS_READ)
+async def get_contact(contact_id: Id, chat: NamedDependency[Chat]) -> schemas.Contact:
+    return await chat.contact(contact_id)
 
 
-@post("/contacts/{contact_id:int}/stream-token", scope="chat:contacts:write")
+@post("/contacts/{contact_id:int}/stream-token", scope=CONTACTS_WRITE)
 async def create_stream_token(
-    contact_id: Id, caller: CurrentCaller, gateway: CurrentGateway
+    contact_id: Id, chat: NamedDependency[Chat], stream_tokens: NamedDependency[StreamTokens]
 ) -> schemas.StreamToken:
     """A short-lived token with which the contact reads ``GET /v1/chat/stream``."""
-    account_id = caller.principal.account_id
-    async with _chat(gateway, caller) as chat:
-        await chat.contact(contact_id)
-    token, expires_at = await stream.issue(gateway, account_id, contact_id)
+    await chat.contact(contact_id)
+    token, expires_at = await stream_tokens.issue(chat.account_id, contact_id)
     return schemas.StreamToken(token=token, contact_id=contact_id, expires_at=expires_at)
 
 
@@ -250,6 +241,8 @@ def _last_event_id(request: Request[Any, Any, Any], after: int | None) -> int:
 async def contact_stream(
     request: Request[Any, Any, Any],
     gateway: CurrentGateway,
+    delivery: NamedDependency[Delivery],
+    stream_tokens: NamedDependency[StreamTokens],
     token: StreamTokenParam,
     max_seconds: Annotated[
         int, QueryParameter(ge=1, le=3600, description="End the stream after this long.")
@@ -264,15 +257,16 @@ async def contact_stream(
 ) -> ServerSentEvent:
     """The contact's live_chat messages as Server-Sent Events (no API key: ``token``)."""
     _refuse_null(request, "after")
-    account_id, contact_id = await stream.verify(gateway, token)
+    account_id, contact_id = await stream_tokens.verify(token)
     resume = _last_event_id(request, after)
-    cap = int(gateway.settings.product("chat").settings.get("stream_max_seconds", 3600))
-    lifetime = min(max_seconds, cap)
-    bus = delivery_for(gateway).bus
+    lifetime = min(max_seconds, gateway.product_settings(ChatSettings).stream_max_seconds)
+    bus = delivery.bus
     queue = await bus.subscribe(account_id, contact_id)
     try:
         backlog: list[Message] = []
         if resume:
+            # A session of its own, closed before the stream starts: an open stream
+            # holds no database connection, however long it waits for messages.
             async with gateway.database.transaction() as session:
                 chat = Chat(session, account_id, gateway.webhooks)
                 backlog = await chat.stream_backlog(contact_id, resume, REPLAY_LIMIT)
@@ -312,42 +306,42 @@ async def contact_stream(
 
 @post("/stream/messages", public=True)
 async def contact_writes(
-    data: JSONBody[schemas.ContactMessageCreate], gateway: CurrentGateway, token: StreamTokenParam
+    data: JSONBody[schemas.ContactMessageCreate],
+    gateway: CurrentGateway,
+    transaction: NamedDependency[AsyncSession],
+    stream_tokens: NamedDependency[StreamTokens],
+    token: StreamTokenParam,
 ) -> schemas.Message:
     """A message from the live_chat contact, authenticated like the stream by ``token``
     (no API key). It arrives as an incoming message."""
-    account_id, contact_id = await stream.verify(gateway, token)
+    account_id, contact_id = await stream_tokens.verify(token)
     content = _text(data.content, "content")
-    async with gateway.database.transaction() as session:
-        chat = Chat(session, account_id, gateway.webhooks)
-        return await chat.contact_writes(contact_id, content, data.conversation_id)
+    chat = Chat(transaction, account_id, gateway.webhooks)
+    return await chat.contact_writes(contact_id, content, data.conversation_id)
 
 
 # Agents and inboxes -------------------------------------------------------------------
 
 
-@get("/agents", scope="chat:agents:read")
-async def list_agents(caller: CurrentCaller, gateway: CurrentGateway) -> schemas.AgentList:
-    async with _chat(gateway, caller) as chat:
-        agents = await chat.list_agents()
+@get("/agents", scope=AGENTS_READ)
+async def list_agents(chat: NamedDependency[Chat]) -> schemas.AgentList:
+    agents = await chat.list_agents()
     return schemas.AgentList(data=agents, total=len(agents))
 
 
-@post("/agents", scope="chat:agents:write")
+@post("/agents", scope=AGENTS_WRITE)
 async def create_agent(
-    data: JSONBody[schemas.AgentCreate], caller: CurrentCaller, gateway: CurrentGateway
+    data: JSONBody[schemas.AgentCreate], chat: NamedDependency[Chat]
 ) -> schemas.Agent:
     data.name = _name(data.name)
     _text(data.email, "email")
-    async with _chat(gateway, caller) as chat:
-        return await chat.create_agent(data)
+    return await chat.create_agent(data)
 
 
-@get("/inboxes", scope="chat:inboxes:read")
-async def list_inboxes(caller: CurrentCaller, gateway: CurrentGateway) -> schemas.InboxList:
+@get("/inboxes", scope=INBOXES_READ)
+async def list_inboxes(chat: NamedDependency[Chat]) -> schemas.InboxList:
     """Inboxes are created by operators (``tollway chat inboxes create``)."""
-    async with _chat(gateway, caller) as chat:
-        return schemas.InboxList(data=await chat.list_inboxes())
+    return schemas.InboxList(data=await chat.list_inboxes())
 
 
 ROUTES = [

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from tollway import MAX_ROW_ID
+
 __all__ = [
     "Agent",
     "AgentCreate",
@@ -20,10 +22,10 @@ __all__ = [
     "Contact",
     "ContactCreate",
     "ContactList",
+    "ContactMessageCreate",
     "ContactRef",
     "Conversation",
     "ConversationCreate",
-    "ConversationList",
     "ConversationStatus",
     "ConversationUpdate",
     "Inbox",
@@ -33,12 +35,12 @@ __all__ = [
     "MessageList",
     "OpeningMessage",
     "Sender",
+    "StreamToken",
 ]
 
 ConversationStatus = Literal["open", "resolved", "pending", "snoozed"]
 Role = Literal["agent", "administrator"]
-MAX_ID = 2**31 - 1
-RowId = Annotated[int, msgspec.Meta(ge=1, le=MAX_ID)]
+RowId = Annotated[int, msgspec.Meta(ge=1, le=MAX_ROW_ID)]
 """A row id in a body: what the database's integer primary keys can hold."""
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 Email = Annotated[
@@ -69,13 +71,6 @@ class Conversation(msgspec.Struct):
     last_activity_at: datetime
     created_at: datetime
     updated_at: datetime
-
-
-class ConversationList(msgspec.Struct):
-    data: list[Conversation]
-    total: int
-    page: int
-    limit: int
 
 
 class OpeningMessage(msgspec.Struct, forbid_unknown_fields=True):

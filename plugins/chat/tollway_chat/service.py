@@ -16,22 +16,22 @@ from sqlalchemy import ColumnElement, Select, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tollway import Conflict, NotFound, UnprocessableEntity
-from tollway.db import utcnow
-from tollway.webhooks import WebhookEngine
+from tollway import Conflict, NotFound, UnprocessableEntity, WebhookEngine, utcnow
 from tollway_chat import schemas
 from tollway_chat.models import Agent, Contact, Conversation, Inbox, Message
-
-CONVERSATION_CREATED = "conversation.created"
-CONVERSATION_UPDATED = "conversation.updated"
-MESSAGE_CREATED = "message.created"
-CONTACT_CREATED = "contact.created"
-EVENTS = {
-    CONVERSATION_CREATED: "A chat conversation was started",
-    CONVERSATION_UPDATED: "A chat conversation's status or assigned agent changed",
-    MESSAGE_CREATED: "A message or private note was added to a chat conversation",
-    CONTACT_CREATED: "A chat contact was created",
-}
+from tollway_chat.product import (
+    CONTACT_CREATED,
+    CONVERSATION_CREATED,
+    CONVERSATION_UPDATED,
+    MESSAGE_CREATED,
+)
+from tollway_chat.views import (
+    agent_view,
+    contact_view,
+    conversation_view,
+    inbox_view,
+    message_view,
+)
 
 Row = TypeVar("Row", Agent, Contact, Conversation, Inbox)
 
@@ -39,47 +39,6 @@ Row = TypeVar("Row", Agent, Contact, Conversation, Inbox)
 def escape_like(text: str) -> str:
     """``text`` matched literally by ``LIKE ... ESCAPE '\\'``."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def conversation_view(conversation: Conversation) -> schemas.Conversation:
-    contact = conversation.contact
-    agent = conversation.agent
-    return schemas.Conversation(
-        id=conversation.id,
-        status=conversation.status,
-        inbox_id=conversation.inbox_id,
-        contact=schemas.ContactRef(contact.id, contact.name, contact.email),
-        assigned_agent=schemas.AgentRef(agent.id, agent.name) if agent else None,
-        unread_count=conversation.unread_count,
-        last_activity_at=conversation.last_activity_at,
-        created_at=conversation.created_at,
-        updated_at=conversation.updated_at,
-    )
-
-
-def message_view(message: Message) -> schemas.Message:
-    sender: schemas.Sender | None = None
-    if message.agent is not None:
-        sender = schemas.Sender("agent", message.agent.id, message.agent.name)
-    elif message.contact is not None:
-        sender = schemas.Sender("contact", message.contact.id, message.contact.name)
-    return schemas.Message(
-        id=message.id,
-        conversation_id=message.conversation_id,
-        type="incoming" if message.type == "incoming" else "outgoing",
-        content=message.content,
-        private=message.private,
-        sender=sender,
-        created_at=message.created_at,
-    )
-
-
-def agent_view(agent: Agent) -> schemas.Agent:
-    return msgspec.convert(agent, schemas.Agent, from_attributes=True)
-
-
-def inbox_view(inbox: Inbox) -> schemas.Inbox:
-    return msgspec.convert(inbox, schemas.Inbox, from_attributes=True)
 
 
 def _conversation_count() -> Any:
@@ -387,17 +346,6 @@ class Chat:
     def _contacts(self) -> Select[Any]:
         return select(Contact, _conversation_count()).where(Contact.account_id == self.account_id)
 
-    @staticmethod
-    def _contact_view(contact: Contact, conversation_count: int) -> schemas.Contact:
-        return schemas.Contact(
-            id=contact.id,
-            name=contact.name,
-            email=contact.email,
-            phone=contact.phone,
-            conversation_count=conversation_count,
-            created_at=contact.created_at,
-        )
-
     async def list_contacts(
         self, q: str, *, offset: int, limit: int
     ) -> tuple[list[schemas.Contact], int]:
@@ -415,13 +363,13 @@ class Chat:
         rows, total = await self._page(
             Contact, conditions, [Contact.id], offset, limit, _conversation_count()
         )
-        return [self._contact_view(contact, count) for contact, count in rows], total
+        return [contact_view(contact, count) for contact, count in rows], total
 
     async def contact(self, contact_id: int) -> schemas.Contact:
         row = (await self.session.execute(self._contacts().where(Contact.id == contact_id))).first()
         if row is None:
             raise NotFound(f"Contact {contact_id} not found")
-        return self._contact_view(row[0], row[1])
+        return contact_view(row[0], row[1])
 
     async def create_contact(self, data: schemas.ContactCreate) -> schemas.Contact:
         contact = Contact(
@@ -432,13 +380,14 @@ class Chat:
             created_at=utcnow(),
         )
         await self._insert(contact, f"A contact with email {data.email} already exists")
-        view = self._contact_view(contact, 0)
+        view = contact_view(contact, 0)
         await self._emit(CONTACT_CREATED, view)
         return view
 
     async def _insert(self, row: Contact | Agent, conflict: str) -> None:
         # The insert is the transaction's first write, so a unique-email violation
-        # (which aborts a PostgreSQL transaction) loses nothing: the route rolls back.
+        # (which aborts a PostgreSQL transaction) loses nothing: the request's
+        # transaction rolls back.
         self.session.add(row)
         try:
             await self.session.flush()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tollway.webhooks.testing import WebhookTestReceiver
+from tollway.testing import WebhookTestReceiver
 
 
 @pytest.fixture

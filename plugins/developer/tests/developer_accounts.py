@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tollway import Gateway, testing
+from tollway import Gateway
 from tollway.testing import Tenant
+from tollway.testing import tenant as subscribed_tenant
+from tollway_developer.product import PRODUCT, WEBHOOKS_SCOPE
 
-WEBHOOKS_SCOPE = "webhooks:manage"
+__all__ = ["WEBHOOKS_SCOPE", "Tenant", "bearer", "tenant"]
 
 
 def bearer(key: str) -> dict[str, str]:
@@ -22,5 +24,5 @@ async def tenant(
     scopes: Sequence[str] = (WEBHOOKS_SCOPE,),
 ) -> Tenant:
     """A new account on the developer product's plan and one key of it."""
-    plans = {"developer": "standard"}
-    return await testing.tenant(gateway, name, plans=plans, scopes=scopes, admin=admin)
+    plans = {PRODUCT.name: "standard"}
+    return await subscribed_tenant(gateway, name, plans=plans, scopes=scopes, admin=admin)

@@ -12,10 +12,8 @@ import httpx
 import pytest
 from developer_accounts import Tenant, tenant
 
-from tollway import Gateway, hookimpl, verify_signature
-from tollway.testing import GatewayFactory, gateway_client
-from tollway.webhooks import EVENT_HEADER, SIGNATURE_HEADER
-from tollway.webhooks.testing import Reply, WebhookTestReceiver
+from tollway import EVENT_HEADER, SIGNATURE_HEADER, Gateway, hookimpl, verify_signature
+from tollway.testing import GatewayFactory, Reply, WebhookTestReceiver, gateway_client
 
 WEBHOOKS = "/v1/developer/webhooks"
 
@@ -246,6 +244,28 @@ async def test_a_delivery_can_be_sent_again(
     assert [delivery["id"] for delivery in deliveries] == [queued["id"], first["delivery_id"]]
     assert deliveries[0]["event_id"] == deliveries[1]["event_id"]
     assert unknown.status_code == 404
+
+
+async def test_a_delivery_to_a_disabled_endpoint_is_a_409_saying_why(
+    gateway_factory: GatewayFactory, certificate: tuple[Path, Path], receiver: WebhookTestReceiver
+) -> None:
+    gateway = await _gateway(gateway_factory, certificate)
+    owner = await tenant(gateway)
+    receiver.script.append(Reply(status=410))
+    async with gateway_client(gateway) as client:
+        endpoint = await _register(client, owner, receiver)
+        base = f"{WEBHOOKS}/{endpoint['id']}"
+        gone = (await client.post(f"{base}/test", headers=owner.headers)).json()
+        refused = await client.post(
+            f"{base}/deliveries/{gone['delivery_id']}/redeliver", headers=owner.headers
+        )
+
+    assert gone["status_code"] == 410
+    assert refused.status_code == 409
+    assert refused.json() == {
+        "detail": f"Cannot redeliver: endpoint {endpoint['id']} is disabled "
+        "(the receiver answered 410 Gone); register it again to receive events"
+    }
 
 
 async def _settled_deliveries(

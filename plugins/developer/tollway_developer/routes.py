@@ -2,23 +2,34 @@
 endpoints (scope ``webhooks:manage``) and the public scope and event catalogs.
 
 Keys are kept by ``gateway.accounts`` and webhook endpoints by ``gateway.webhooks``;
-both take the caller's account id, so another account's id is simply not found.
+both take the caller's account id, so another account's id is simply not found. What
+they refuse (``AccountError``, ``WebhookError``) answers with its own status and message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
-from typing import Annotated, TypeVar
+from typing import Annotated, Protocol, TypeVar
 
 import msgspec
 from litestar import delete, get, post
-from litestar.params import JSONBody, PathParameter, QueryParameter
+from litestar.params import JSONBody, PathParameter
 
-from tollway import ApiError, BadRequest, Conflict, CurrentCaller, CurrentGateway, NotFound
-from tollway.accounts import AccountError
-from tollway.registry import Event, Registry, Scope
-from tollway.webhooks import EndpointInfo, WebhookError
+from tollway import (
+    BadRequest,
+    Conflict,
+    CurrentCaller,
+    CurrentGateway,
+    EndpointInfo,
+    Id,
+    NotFound,
+    Page,
+    Registry,
+    offset,
+    page_limit,
+)
+from tollway_developer.product import WEBHOOKS_SCOPE
 from tollway_developer.schemas import (
     ApiKey,
     ApiKeyCreate,
@@ -36,20 +47,14 @@ from tollway_developer.schemas import (
     WebhookTestResult,
 )
 
-WEBHOOKS_SCOPE = "webhooks:manage"
-
-Page = Annotated[int, QueryParameter(ge=1, le=100_000, description="1-based page number.")]
-Limit = Annotated[int, QueryParameter(ge=1, le=100, description="Items per page (1-100).")]
-
-Id = Annotated[int, PathParameter(ge=1, le=2**31 - 1)]
-"""A row id: what the database's integer primary keys can hold."""
+Limit = Annotated[int, page_limit(100)]
 DeliveryId = Annotated[str, PathParameter(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 
 T = TypeVar("T")
 
 
 def _page(items: Sequence[T], page: int, limit: int) -> list[T]:
-    start = (page - 1) * limit
+    start = offset(page, limit)
     return list(items[start : start + limit])
 
 
@@ -86,16 +91,13 @@ async def create_api_key(
     if not name:
         raise BadRequest("Cannot create API key: name must not be blank")
     expires_in = timedelta(days=data.expires_in_days) if data.expires_in_days else None
-    try:
-        created = await gateway.accounts.create_key(
-            caller.principal.account_id,
-            name=name,
-            scopes=data.scopes,
-            admin=data.is_admin,
-            expires_in=expires_in,
-        )
-    except AccountError as error:
-        raise BadRequest(f"Cannot create API key: {error}") from None
+    created = await gateway.accounts.create_key(
+        caller.principal.account_id,
+        name=name,
+        scopes=data.scopes,
+        admin=data.is_admin,
+        expires_in=expires_in,
+    )
     return CreatedApiKey(
         id=created.id,
         prefix=created.prefix,
@@ -122,12 +124,6 @@ async def revoke_api_key(key_id: Id, caller: CurrentCaller, gateway: CurrentGate
 
 # Webhook endpoints ------------------------------------------------------------------
 
-_WEBHOOK_ERRORS: dict[int, type[ApiError]] = {400: BadRequest, 404: NotFound, 409: Conflict}
-
-
-def _refused(what: str, error: WebhookError) -> ApiError:
-    return _WEBHOOK_ERRORS.get(error.status_code, BadRequest)(f"{what}: {error}")
-
 
 def _endpoint_not_found(webhook_id: int) -> NotFound:
     return NotFound(f"Webhook endpoint {webhook_id} not found")
@@ -143,7 +139,7 @@ async def list_webhooks(
 ) -> WebhookList:
     """The account's endpoints, oldest first, without their secrets."""
     endpoints, total = await gateway.webhooks.list_endpoints(
-        caller.principal.account_id, offset=(page - 1) * limit, limit=limit
+        caller.principal.account_id, offset=offset(page, limit), limit=limit
     )
     return WebhookList(data=[_webhook(endpoint) for endpoint in endpoints], total=total, page=page)
 
@@ -153,15 +149,9 @@ async def register_webhook(
     data: JSONBody[WebhookCreate], caller: CurrentCaller, gateway: CurrentGateway
 ) -> CreatedWebhook:
     """A new endpoint; its signing secret is in this response only."""
-    try:
-        endpoint, secret = await gateway.webhooks.register_endpoint(
-            caller.principal.account_id,
-            data.url,
-            data.events,
-            _text(data.description, "description"),
-        )
-    except WebhookError as error:
-        raise _refused("Cannot register webhook endpoint", error) from None
+    endpoint, secret = await gateway.webhooks.register_endpoint(
+        caller.principal.account_id, data.url, data.events, _text(data.description, "description")
+    )
     return CreatedWebhook(**msgspec.structs.asdict(_webhook(endpoint)), secret=secret)
 
 
@@ -203,7 +193,7 @@ async def list_webhook_deliveries(
 ) -> DeliveryList:
     """The endpoint's deliveries, newest first, with their latest attempt."""
     found = await gateway.webhooks.list_deliveries(
-        caller.principal.account_id, webhook_id, offset=(page - 1) * limit, limit=limit
+        caller.principal.account_id, webhook_id, offset=offset(page, limit), limit=limit
     )
     if found is None:
         raise _endpoint_not_found(webhook_id)
@@ -220,19 +210,31 @@ async def list_webhook_deliveries(
 async def redeliver_webhook_delivery(
     webhook_id: Id, delivery_id: DeliveryId, caller: CurrentCaller, gateway: CurrentGateway
 ) -> Delivery:
-    """Queue the delivery's event again (same event id, so receivers deduplicate)."""
-    try:
-        delivery = await gateway.webhooks.redeliver(
-            caller.principal.account_id, webhook_id, delivery_id
-        )
-    except WebhookError as error:
-        raise _refused("Cannot redeliver", error) from None
+    """Queue the delivery's event again (same event id, so receivers deduplicate); a
+    disabled endpoint is a 409."""
+    delivery = await gateway.webhooks.redeliver(
+        caller.principal.account_id, webhook_id, delivery_id
+    )
     if delivery is None:
         raise NotFound(f"Delivery {delivery_id} of webhook endpoint {webhook_id} not found")
     return msgspec.convert(delivery, Delivery, from_attributes=True)
 
 
 # Catalogs ---------------------------------------------------------------------------
+
+
+class _Registered(Protocol):
+    """A registered scope or event (``Registry.scopes``, ``Registry.events``) and the
+    plugin that registered it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def plugin(self) -> str: ...
 
 
 def _product_of_plugin(registry: Registry) -> dict[str, str]:
@@ -246,7 +248,7 @@ def _product_of_plugin(registry: Registry) -> dict[str, str]:
 
 
 def _catalog(
-    items: Iterable[Scope | Event], registry: Registry, page: int, limit: int
+    items: Iterable[_Registered], registry: Registry, page: int, limit: int
 ) -> CatalogList:
     product_of = _product_of_plugin(registry)
     entries = sorted(

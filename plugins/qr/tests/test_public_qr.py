@@ -17,7 +17,7 @@ from PIL import Image
 
 from tollway import Gateway
 from tollway.testing import GatewayFactory, gateway_client
-from tollway_qr.service import SERVICE, QrService
+from tollway_qr.service import QrService
 
 SMALL_TIERS = {
     "anonymous": {"limits": {"image_per_minute": 3, "json_per_minute": 2}},
@@ -123,24 +123,13 @@ async def test_image_responses_are_cacheable_and_conditional(
 async def test_identical_requests_are_rendered_once(gateway_factory: GatewayFactory) -> None:
     gateway = await _gateway(gateway_factory)
     async with gateway_client(gateway) as client:
-        app_service = _find_service(client)
+        app_service = gateway.service(QrService)
         for _ in range(3):
             await client.get("/api/qr", params={"data": "once", "size": 300})
         await client.post("/api/qr/json", json={"data": "once", "size": 300})
     assert app_service.cache.misses == 1
     assert app_service.cache.hits == 3
     assert len(app_service.cache) == 1
-
-
-def _find_service(client: httpx.AsyncClient) -> QrService:
-    transport = client._transport
-    assert isinstance(transport, httpx.ASGITransport)
-    for route in transport.app.routes:  # type: ignore[attr-defined]
-        for handler in getattr(route, "route_handlers", ()):
-            if SERVICE in handler.opt:
-                service: QrService = handler.opt[SERVICE]
-                return service
-    raise AssertionError("no QR service in the app")
 
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])

@@ -11,7 +11,7 @@ import pytest
 
 from tollway import Gateway
 from tollway.testing import GatewayFactory, gateway_client
-from tollway_qr.service import MAX_QUERY_BYTES
+from tollway_qr.admission import MAX_QUERY_BYTES
 
 SMALL_TIERS = {
     "anonymous": {"limits": {"image_per_minute": 3, "json_per_minute": 2}},

@@ -21,7 +21,7 @@ import zxingcpp
 from PIL import Image
 
 from tollway.testing import free_port
-from tollway_qr.service import MAX_QUERY_BYTES
+from tollway_qr.admission import MAX_QUERY_BYTES
 
 SERVER_URI_LIMIT = 65_534
 """Longest request target both servers pass to the app: hyper (under granian) answers

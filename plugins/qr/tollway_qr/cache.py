@@ -9,8 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 
-from tollway_code.render import RenderedImage
-from tollway_code.schemas import QrRequest
+from tollway_render import QrRequest, RenderedImage
 
 CacheKey = tuple[str, str, int, str, int, str, str]
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
-from litestar import Router
+import msgspec
 
-from tollway import Gateway, Plan, Product, hookimpl
-from tollway.pipeline import REPORT
+from tollway import Gateway, Plan, Product, RouteRegistrar, hookimpl
+from tollway_qr.admission import ANONYMOUS, SCOPE
 from tollway_qr.routes import ROUTES
-from tollway_qr.service import ANONYMOUS, SCOPE, SERVICE, QrService
+from tollway_qr.service import QrService
+from tollway_qr.settings import QrSettings
 
 PRODUCT = Product(
     name="qr",
@@ -52,10 +52,15 @@ def tollway_register_plans(register: Callable[[str, Plan], None]) -> None:
 
 
 @hookimpl
-def tollway_register_routes(
-    register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-) -> None:
-    service = QrService(gateway)
-    # On the router, so that Litestar's own OPTIONS answers report the window too.
-    opt = {SERVICE: service, REPORT: service.report}
-    register("qr", [Router("/", route_handlers=ROUTES, opt=opt)])
+def tollway_register_settings(register: Callable[[str, type[msgspec.Struct]], None]) -> None:
+    register("qr", QrSettings)
+
+
+@hookimpl
+def tollway_register_services(register: Callable[[object], None], gateway: Gateway) -> None:
+    register(QrService(gateway))
+
+
+@hookimpl
+def tollway_register_routes(register: RouteRegistrar) -> None:
+    register("qr", ROUTES, dependencies={"qr_service": QrService})

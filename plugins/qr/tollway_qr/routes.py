@@ -1,7 +1,7 @@
 """HTTP handlers of the public QR API: ``GET``/``HEAD /api/qr`` and ``POST /api/qr/json``.
 
-Admission (tiers and limits) runs before each handler as the route's ``admit`` step;
-the handlers validate, filter, and render through the cache.
+Admission (tiers and limits, :mod:`tollway_qr.admission`) runs before each handler;
+the handlers validate, filter, and render through the gateway's :class:`QrService`.
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from litestar import Request, Response, post, route
+from litestar.di import NamedDependency
 from litestar.params import FromQuery, JSONBody, QueryParameter
 
-from tollway_code.render import data_url
-from tollway_code.schemas import HEX_COLOR_PATTERN, Ecc, QrFormat, QrRequest
+from tollway_qr import admission
 from tollway_qr.schemas import QrJsonRequest, QrJsonResponse, QrMeta
-from tollway_qr.service import admit_image, admit_json, service_of
+from tollway_qr.service import QrService
+from tollway_render import HEX_COLOR_PATTERN, Ecc, QrFormat, QrRequest, data_url
 
 IMAGE_CACHE_CONTROL = "public, max-age=3600"
 
@@ -31,12 +32,13 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
 @route(
     "/",
     http_method=["GET", "HEAD"],
-    admit=admit_image,
+    access=admission.IMAGE,
     media_type="image/png",
     sync_to_thread=False,
 )
 def qr_image(
     request: Request[Any, Any, Any],
+    qr_service: NamedDependency[QrService],
     content: Annotated[str, QueryParameter(name="data", min_length=1, max_length=2048)],
     size: Annotated[int, QueryParameter(ge=50, le=1000)] = 200,
     format: FromQuery[QrFormat] = "png",
@@ -48,7 +50,7 @@ def qr_image(
 ) -> Response[bytes]:
     """The QR code as image bytes, cacheable for an hour; ``HEAD`` answers the same
     without the bytes (CDNs check freshness and size with it)."""
-    service = service_of(request)
+    service = qr_service
     qr = QrRequest(content, format, size, ecc, margin, dark, light)
     key, etag = service.identify(qr)
     headers = {"ETag": etag, "Cache-Control": IMAGE_CACHE_CONTROL}
@@ -61,12 +63,12 @@ def qr_image(
     return Response(image.content, media_type=image.media_type, headers=headers)
 
 
-@post("/json", admit=admit_json, status_code=200, sync_to_thread=False)
+@post("/json", access=admission.JSON, status_code=200, sync_to_thread=False)
 def qr_json(
-    request: Request[Any, Any, Any], data: JSONBody[QrJsonRequest]
+    data: JSONBody[QrJsonRequest], qr_service: NamedDependency[QrService]
 ) -> Response[QrJsonResponse]:
     """The QR code as a data URL with its parameters; never cached."""
-    service = service_of(request)
+    service = qr_service
     qr = QrRequest(data.data, data.format, data.size, data.ecc, data.margin, data.dark, data.light)
     key, _ = service.identify(qr)
     image = service.render(qr, key)

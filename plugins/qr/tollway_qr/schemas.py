@@ -7,7 +7,7 @@ from typing import Annotated
 
 import msgspec
 
-from tollway_code.schemas import Ecc, HexColor, QrData, QrFormat, QrMargin, QrSize
+from tollway_render import Ecc, HexColor, QrData, QrFormat, QrMargin, QrSize
 
 ApiKey = Annotated[str, msgspec.Meta(max_length=200)]
 
@@ -24,12 +24,6 @@ class QrJsonRequest(msgspec.Struct, forbid_unknown_fields=True):
     ecc: Ecc = "M"
     api_key: ApiKey | msgspec.UnsetType = msgspec.UNSET
     """Absent, not null, when no key is sent."""
-
-
-class ApiKeyField(msgspec.Struct):
-    """Just the ``api_key`` of a JSON body, read before the body is validated."""
-
-    api_key: str | None = None
 
 
 class QrMeta(msgspec.Struct):

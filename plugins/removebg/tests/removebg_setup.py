@@ -15,9 +15,10 @@ import httpx
 import numpy as np
 from PIL import Image, ImageDraw
 
-from tollway import Gateway, testing
+from tollway import Gateway
 from tollway.testing import GatewayFactory, Tenant, gateway_client
-from tollway_removebg.scopes import SCOPES
+from tollway.testing import tenant as subscribed_tenant
+from tollway_removebg.product import SCOPES
 
 API = "/v1/removebg"
 DISC = (220, 20, 30)
@@ -31,7 +32,7 @@ async def tenant(
     plan: str = "pro",
     scopes: Sequence[str] = tuple(SCOPES),
 ) -> Tenant:
-    return await testing.tenant(gateway, name, plans={"removebg": plan}, scopes=scopes)
+    return await subscribed_tenant(gateway, name, plans={"removebg": plan}, scopes=scopes)
 
 
 def scene(

@@ -9,19 +9,16 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
 from conftest import ImageServer, Page
 from PIL import Image
 from removebg_setup import Setup, encoded, picture, removebg_setup, scene, tenant, tiny_settings
 
-from tollway import Gateway
-from tollway.app import create_app
-from tollway.db import utcnow
+from tollway import Gateway, JobFunction, hookimpl, utcnow
 from tollway.testing import GatewayFactory, RedisServer, gateway_client
 from tollway_removebg import batch, leases
-from tollway_removebg.service import service_for
+from tollway_removebg.service import RemoveBg
 
 PRIVATE = {"allow_private_urls": True}
 
@@ -120,7 +117,7 @@ async def test_running_a_job_again_charges_nothing_twice(
     async with removebg_setup(gateway_factory, removebg_tiny_model, settings=PRIVATE) as setup:
         submitted = await setup.post("/batch", {"images": images}, expect=202)
         first = await _finished(setup, submitted["job_id"])
-        service = service_for(setup.gateway)
+        service = setup.gateway.service(RemoveBg)
         stale = "0" * 32  # redelivered jobs: their lease is gone with the batch done
         await batch.run(service, submitted["job_id"], stale)
         await setup.gateway.jobs.enqueue(leases.JOB, job_id=submitted["job_id"], lease_token=stale)
@@ -137,7 +134,7 @@ async def test_batch_results_expire_a_day_after_the_job_finished(
 ) -> None:
     image_server.pages["/a.png"] = Page(body=picture())
     async with removebg_setup(gateway_factory, removebg_tiny_model, settings=PRIVATE) as setup:
-        service = service_for(setup.gateway)
+        service = setup.gateway.service(RemoveBg)
         start = utcnow()
         service.clock = lambda: start
         submitted = await setup.post(
@@ -218,18 +215,39 @@ async def test_a_full_batch_of_100_is_accepted(
     assert [item["id"] for item in job["items"]] == [f"i{n}" for n in range(100)]
 
 
+class HeldJobs:
+    """A job queue that takes jobs and never runs them."""
+
+    def register(self, name: str, function: JobFunction) -> None:
+        pass
+
+    async def enqueue(self, name: str, /, **kwargs: Any) -> None:
+        pass
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+    @hookimpl
+    def tollway_job_queue(self, gateway: Gateway) -> HeldJobs:
+        return self
+
+
 async def test_a_batch_cut_off_by_a_stopped_process_is_taken_up_once_its_lease_lapses(
     gateway_factory: GatewayFactory, removebg_tiny_model: Path, image_server: ImageServer
 ) -> None:
     image_server.pages["/a.png"] = Page(body=picture())
     images = [{"url": image_server.url("/a.png")}, {"url": image_server.url("/gone")}]
     products = tiny_settings(removebg_tiny_model, batch_lease=1, batch_poll_interval=0.2, **PRIVATE)
-    first = await gateway_factory(plugins=["removebg"], products=products)
+    # The first process accepts the batch, but its queue never runs it and it goes away
+    # with the job in memory.
+    first = await gateway_factory(
+        plugins=["removebg"], extra_plugins=[("held-jobs", HeldJobs())], products=products
+    )
     owner = await tenant(first, "acme", plan="pro")
-    # The first process accepts the batch, but its in-process queue never runs it (its
-    # lifespan never starts) and it goes away with the job in memory.
-    transport = httpx.ASGITransport(app=create_app(first))
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+    async with gateway_client(first) as client:
         submitted = await client.post(
             "/v1/removebg/batch", json={"images": images}, headers=owner.headers
         )

@@ -13,7 +13,7 @@ from conftest import ImageServer, Page
 from PIL import Image
 from removebg_setup import API, b64, encoded, picture, removebg_setup, scene
 
-from tollway.db import utcnow
+from tollway import utcnow
 from tollway.testing import GatewayFactory
 
 

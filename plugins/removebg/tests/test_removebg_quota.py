@@ -9,14 +9,14 @@ from pathlib import Path
 from removebg_setup import API, b64, picture, removebg_setup
 
 from tollway.testing import GatewayFactory
-from tollway_removebg.service import service_for
+from tollway_removebg.service import RemoveBg
 
 
 async def test_quota_reports_the_plan_and_the_month(
     gateway_factory: GatewayFactory, removebg_tiny_model: Path
 ) -> None:
     async with removebg_setup(gateway_factory, removebg_tiny_model, plan="free") as setup:
-        service_for(setup.gateway).clock = lambda: datetime(2025, 12, 15, 10, tzinfo=UTC)
+        setup.gateway.service(RemoveBg).clock = lambda: datetime(2025, 12, 15, 10, tzinfo=UTC)
         await setup.process(image_base64=b64(picture()))
         quota = await setup.get("/quota")
         unscoped = await setup.gateway.accounts.create_key(
@@ -65,7 +65,7 @@ async def test_credits_come_back_each_month(
     gateway_factory: GatewayFactory, removebg_tiny_model: Path
 ) -> None:
     async with removebg_setup(gateway_factory, removebg_tiny_model, credits=1) as setup:
-        service = service_for(setup.gateway)
+        service = setup.gateway.service(RemoveBg)
         service.clock = lambda: datetime(2026, 1, 31, 23, 59, tzinfo=UTC)
         await setup.process(image_base64=b64(picture()))
         spent = await setup.process(expect=402, image_base64=b64(picture()))

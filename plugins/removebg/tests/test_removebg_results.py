@@ -9,11 +9,10 @@ import pytest
 from removebg_setup import API, b64, picture, removebg_setup, tiny_settings
 from sqlalchemy import func, select
 
-from tollway.db import utcnow
-from tollway.net import PublicOrigin
+from tollway import PublicOrigin, utcnow
 from tollway.testing import GatewayFactory, gateway_client
 from tollway_removebg.models import Job, Result
-from tollway_removebg.service import service_for
+from tollway_removebg.service import RemoveBg
 
 
 async def _count_results(setup_gateway: object) -> int:
@@ -25,7 +24,7 @@ async def test_a_result_is_served_until_it_expires_then_410(
     gateway_factory: GatewayFactory, removebg_tiny_model: Path
 ) -> None:
     async with removebg_setup(gateway_factory, removebg_tiny_model) as setup:
-        service = service_for(setup.gateway)
+        service = setup.gateway.service(RemoveBg)
         start = utcnow()
         service.clock = lambda: start
         body = await setup.process(image_base64=b64(picture()))
@@ -187,7 +186,7 @@ async def test_expired_results_are_deleted(
     gateway_factory: GatewayFactory, removebg_tiny_model: Path
 ) -> None:
     async with removebg_setup(gateway_factory, removebg_tiny_model) as setup:
-        service = service_for(setup.gateway)
+        service = setup.gateway.service(RemoveBg)
         start = utcnow()
         service.clock = lambda: start
         await setup.process(image_base64=b64(picture()))

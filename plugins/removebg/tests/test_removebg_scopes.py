@@ -9,7 +9,7 @@ from removebg_setup import API, b64, picture, removebg_setup, tenant
 
 from tollway import hookimpl
 from tollway.testing import GatewayFactory
-from tollway_removebg.scopes import BATCH_READ, BATCH_WRITE, PROCESS, QUOTA_READ, SCOPES
+from tollway_removebg.product import BATCH_READ, BATCH_WRITE, PROCESS, QUOTA_READ, SCOPES
 
 BATCH = {"images": [{"url": "https://a.example/x.png"}]}
 

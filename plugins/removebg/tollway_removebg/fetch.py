@@ -1,11 +1,12 @@
 """Fetching a caller's ``image_url`` without letting it reach internal networks.
 
 Only ``http://`` and ``https://``; every connection (redirects included) goes through
-the core's :class:`~tollway.webhooks.ssrf.GuardedNetworkBackend`, which refuses
+the core's :class:`~tollway.GuardedNetworkBackend`, which refuses
 loopback, private, link-local and other non-public addresses (unless allowed) and
 cloud metadata addresses always, checking the very address it connects to. The body
 is read in chunks and abandoned as soon as it passes the size cap; the whole fetch
-has one deadline.
+has one deadline. Whatever stops a fetch is a :class:`FetchError`, a 422 whose
+message says why.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 import certifi
 import httpcore
 
-from tollway.webhooks.ssrf import MAX_URL_LENGTH, GuardedNetworkBackend
+from tollway import MAX_URL_LENGTH, GuardedNetworkBackend, UnprocessableEntity
 
 USER_AGENT = "tollway-removebg/1"
 MAX_REDIRECTS = 5
@@ -31,8 +32,12 @@ _NETWORK_ERRORS = (
 )
 
 
-class FetchError(RuntimeError):
-    """The image could not be fetched; the message is safe to show the caller."""
+class FetchError(UnprocessableEntity):
+    """The image at ``image_url`` could not be fetched; ``reason`` is safe to show the
+    caller (a batch item keeps the message as its ``error``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"image_url is not fetchable: {reason}")
 
 
 def ascii_url(url: str) -> str:

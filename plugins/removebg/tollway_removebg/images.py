@@ -2,7 +2,9 @@
 worker thread).
 
 The format is what Pillow recognises in the bytes, never what a header or a file
-name claims. Only JPEG, PNG and WebP are accepted.
+name claims. Only JPEG, PNG and WebP are accepted: anything else is an
+:class:`ImageRejected` (422), and a colour that is not one an :class:`InvalidColour`
+(400), each with the message the caller gets.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Literal
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from tollway import BadRequest, UnprocessableEntity
+
 OutputFormat = Literal["png", "webp"]
 OutputSize = Literal["preview", "full"]
 
@@ -27,8 +31,20 @@ MEDIA_TYPES: dict[str, str] = {"png": "image/png", "webp": "image/webp"}
 _HEX_COLOUR = re.compile(r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
 
 
-class ImageRejected(ValueError):
-    """The bytes are not an image this product accepts; the message says why."""
+class ImageRejected(UnprocessableEntity):
+    """The bytes are not an image this product accepts; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Unsupported image: {reason}")
+
+
+class InvalidColour(BadRequest):
+    """A ``bg_color`` that is not a hex colour."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(
+            f"Invalid request body: bg_color {text!r} is not a hex colour such as #ffffff or 81d4fa"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +56,10 @@ class Rendered:
 
 
 def parse_colour(text: str) -> tuple[int, int, int]:
-    """``#rgb``, ``#rrggbb``, with or without ``#``; raises ``ValueError``."""
+    """``#rgb``, ``#rrggbb``, with or without ``#``; raises :class:`InvalidColour`."""
     match = _HEX_COLOUR.match(text.strip())
     if match is None:
-        raise ValueError(f"bg_color {text!r} is not a hex colour such as #ffffff or 81d4fa")
+        raise InvalidColour(text)
     digits = match.group(1)
     if len(digits) == 3:
         digits = "".join(digit * 2 for digit in digits)

@@ -1,6 +1,6 @@
 """Which process holds a batch: the lease on its row, and queueing the unheld ones.
 
-A batch is leased (:mod:`tollway.outbox`) to the run that processes it. A batch no
+A batch is leased (:class:`tollway.LeasedColumns`) to the run that processes it. A batch no
 process holds, because its process died before queueing it or while running it, or
 because queueing it failed, is found by :func:`queue_unheld`, which every process's
 service polls (``batch_poll_interval``), and queued again under a fresh lease.
@@ -14,9 +14,7 @@ from typing import Final
 
 from sqlalchemy import update
 
-from tollway.db import Database
-from tollway.jobs import JobQueue
-from tollway.outbox import LeasedColumns, claim_due
+from tollway import Database, JobQueue, LeasedColumns, claim_due
 from tollway_removebg.models import Job
 
 log = logging.getLogger("tollway.removebg")

@@ -8,8 +8,7 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from tollway.db import UTCDateTime, make_metadata
-from tollway.db.models import Account
+from tollway import Account, UTCDateTime, make_metadata
 
 
 class RemoveBgBase(DeclarativeBase):

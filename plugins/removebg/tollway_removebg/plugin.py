@@ -1,47 +1,40 @@
 """Registers the background removal product: descriptor, scopes (and the single-image
-scope covering the batch ones), plans, tables, routes, the batch job, the ``tollway
-models`` command and the default segmenter."""
+scope covering the batch ones), plans, tables, settings, the service, the batch job,
+routes, the ``tollway removebg`` commands and the default segmenter."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
 from functools import partial
 from pathlib import Path
-from typing import Any
 
+import msgspec
 from sqlalchemy import MetaData
 
-from tollway import Gateway, Plan, Product, Segmenter, hookimpl
-from tollway.scopes import ScopeChecker
-from tollway_removebg import batch, leases
-from tollway_removebg.commands import add_commands
-from tollway_removebg.models import RemoveBgBase
-from tollway_removebg.quota import CREDITS_LIMIT
-from tollway_removebg.routes import ROUTES
-from tollway_removebg.scopes import SCOPES, ProcessCoversBatches
-from tollway_removebg.segmenter import RembgSegmenter
-from tollway_removebg.service import PRODUCT, service_for
-from tollway_removebg.settings import load
-
-PRODUCT_DESCRIPTOR = Product(
-    name=PRODUCT, prefix="/v1/removebg", title="Background removal", contract="removebg.yaml"
+from tollway import (
+    CommandRegistrar,
+    Gateway,
+    JobFunction,
+    Plan,
+    Product,
+    RouteRegistrar,
+    ScopeChecker,
+    Segmenter,
+    hookimpl,
 )
-
-
-def _plan(name: str, rank: int, per_day: int, credits: int, description: str) -> Plan:
-    return Plan(
-        name,
-        requests_per_day=per_day,
-        rank=rank,
-        description=description,
-        limits={CREDITS_LIMIT: credits},
-    )
+from tollway_removebg import batch, leases
+from tollway_removebg.commands import removebg as removebg_commands
+from tollway_removebg.models import RemoveBgBase
+from tollway_removebg.product import PLANS, PRODUCT, SCOPES, ProcessCoversBatches
+from tollway_removebg.routes import ROUTES
+from tollway_removebg.segmenter import RembgSegmenter
+from tollway_removebg.service import RemoveBg
+from tollway_removebg.settings import RemoveBgSettings
 
 
 @hookimpl
 def tollway_register_products(register: Callable[[Product], None]) -> None:
-    register(PRODUCT_DESCRIPTOR)
+    register(PRODUCT)
 
 
 @hookimpl
@@ -62,9 +55,8 @@ def tollway_scope_checker(
 
 @hookimpl
 def tollway_register_plans(register: Callable[[str, Plan], None]) -> None:
-    register(PRODUCT, _plan("free", 0, 1_000, 50, "50 images a month"))
-    register(PRODUCT, _plan("pro", 1, 20_000, 2_000, "2,000 images a month"))
-    register(PRODUCT, _plan("business", 2, 200_000, 25_000, "25,000 images a month"))
+    for plan in PLANS:
+        register(PRODUCT.name, plan)
 
 
 @hookimpl
@@ -73,30 +65,32 @@ def tollway_register_models(register: Callable[[MetaData, Path | None], None]) -
 
 
 @hookimpl
-def tollway_register_routes(
-    register: Callable[[str, Sequence[Any]], None], gateway: Gateway
-) -> None:
-    service = service_for(gateway)
-    gateway.jobs.register(leases.JOB, partial(batch.run, service))
-    register(PRODUCT, ROUTES)
+def tollway_register_settings(register: Callable[[str, type[msgspec.Struct]], None]) -> None:
+    register(PRODUCT.name, RemoveBgSettings)
 
 
 @hookimpl
-async def tollway_startup(gateway: Gateway) -> None:
-    await service_for(gateway).start()
+def tollway_register_services(register: Callable[[object], None], gateway: Gateway) -> None:
+    register(RemoveBg(gateway))
 
 
 @hookimpl
-async def tollway_shutdown(gateway: Gateway) -> None:
-    await service_for(gateway).stop()
+def tollway_register_jobs(register: Callable[[str, JobFunction], None], gateway: Gateway) -> None:
+    register(leases.JOB, partial(batch.run, gateway.service(RemoveBg)))
 
 
 @hookimpl
-def tollway_register_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    add_commands(commands)
+def tollway_register_routes(register: RouteRegistrar) -> None:
+    register(PRODUCT.name, ROUTES, dependencies={"removebg": RemoveBg})
+
+
+@hookimpl
+def tollway_register_commands(register: CommandRegistrar) -> None:
+    # ``tollway models fetch`` came before commands were grouped by product.
+    register(removebg_commands, deprecated_aliases={"models": "models"})
 
 
 @hookimpl(trylast=True)
 def tollway_segmenter(gateway: Gateway) -> Segmenter:
-    settings = load(gateway.settings.product(PRODUCT).settings)
+    settings = gateway.product_settings(RemoveBgSettings)
     return RembgSegmenter(settings.model_file(), settings.model_name)

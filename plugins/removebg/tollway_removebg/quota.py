@@ -20,9 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway_removebg.models import Credits
 
-CREDITS_LIMIT = "credits_per_month"
-"""The plan limit (``Plan.limits``) holding a plan's monthly credits."""
-
 
 def period_of(moment: datetime) -> str:
     """The billing period containing ``moment``: its UTC month, ``YYYY-MM``."""

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tollway import ApiError
 from tollway_removebg.images import Rendered
 from tollway_removebg.models import Result
 
@@ -28,8 +29,13 @@ RESULTS_PATH = "/v1/removebg/results/"
 PURGE_INTERVAL = timedelta(minutes=10)
 
 
-class ResultGone(LookupError):
-    """The URL was genuine but its result has expired."""
+class ResultGone(ApiError):
+    """A result URL that worked once and has expired (or its result was deleted)."""
+
+    status_code = 410
+
+    def __init__(self, ttl: int) -> None:
+        super().__init__(f"This result has expired: results are kept {ttl} seconds")
 
 
 def new_id(prefix: str) -> str:
@@ -49,18 +55,26 @@ class Signer:
         token = f"{result_id}.{expires}.{self._signature(result_id, expires)}"
         return f"{base_url.rstrip('/')}{RESULTS_PATH}{token}"
 
-    def verify(self, token: str, now: datetime) -> str | None:
-        """The result id of a genuine ``token``; ``None`` if it is not one of ours.
-        Raises :class:`ResultGone` when it is genuine but past its expiry."""
+    def verify(self, token: str) -> Signed | None:
+        """What a genuine ``token`` names; ``None`` if it is not one of ours."""
         parts = token.split(".")
         if len(parts) != 3 or not parts[1].isdigit() or len(parts[1]) > 12:
             return None
         result_id, expires, signature = parts[0], int(parts[1]), parts[2]
         if not hmac.compare_digest(signature, self._signature(result_id, expires)):
             return None
-        if now.timestamp() >= expires:
-            raise ResultGone(result_id)
-        return result_id
+        return Signed(result_id, expires)
+
+
+@dataclass(frozen=True, slots=True)
+class Signed:
+    """The result a genuine result URL names, and the epoch second it stops working."""
+
+    result_id: str
+    expires: int
+
+    def expired(self, now: datetime) -> bool:
+        return now.timestamp() >= self.expires
 
 
 def stored_result(
@@ -84,11 +98,11 @@ def stored_result(
     )
 
 
-async def load(session: AsyncSession, result_id: str, now: datetime) -> Result:
-    """The result ``result_id``; raises :class:`ResultGone` if it expired or was purged."""
+async def load(session: AsyncSession, result_id: str, now: datetime) -> Result | None:
+    """The result ``result_id``; ``None`` if it expired or was purged."""
     result = await session.scalar(select(Result).where(Result.id == result_id))
     if result is None or result.expires_at <= now:
-        raise ResultGone(result_id)
+        return None
     return result
 
 

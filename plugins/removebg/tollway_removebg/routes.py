@@ -1,16 +1,24 @@
-"""HTTP handlers of the background removal product (``/v1/removebg``)."""
+"""HTTP handlers of the background removal product (``/v1/removebg``).
+
+Each handler receives the gateway's :class:`~tollway_removebg.service.RemoveBg` as
+``removebg``. Those that only read take the request's ``transaction``; processing
+and submitting commit their credits in short transactions of their own (see
+:mod:`tollway_removebg.service`).
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from litestar import Request, Response, get, post
+from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, PathParameter
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from tollway import CurrentCaller, CurrentGateway
+from tollway import CurrentCaller
 from tollway_removebg import batch, schemas
-from tollway_removebg.scopes import BATCH_READ, BATCH_WRITE, PROCESS, QUOTA_READ
-from tollway_removebg.service import MAX_INLINE_INPUT, service_for
+from tollway_removebg.product import BATCH_READ, BATCH_WRITE, PROCESS, QUOTA_READ
+from tollway_removebg.service import MAX_INLINE_INPUT, RemoveBg
 
 JobId = Annotated[str, PathParameter(min_length=1, max_length=40)]
 MAX_BODY = MAX_INLINE_INPUT * 4 // 3 + 64 * 1024
@@ -27,11 +35,10 @@ async def process_image(
     request: Request[Any, Any, Any],
     data: JSONBody[schemas.ProcessRequest],
     caller: CurrentCaller,
-    gateway: CurrentGateway,
+    removebg: NamedDependency[RemoveBg],
 ) -> schemas.ProcessedImage:
     """Cut out one image given by URL or inline as base64; one credit."""
-    service = service_for(gateway)
-    return await service.process(caller, data, service.base_url(request.scope))
+    return await removebg.process(caller, data, removebg.base_url(request.scope))
 
 
 @post("/batch", scope=BATCH_WRITE, status_code=202)
@@ -39,32 +46,42 @@ async def create_batch(
     request: Request[Any, Any, Any],
     data: JSONBody[schemas.BatchCreate],
     caller: CurrentCaller,
-    gateway: CurrentGateway,
+    removebg: NamedDependency[RemoveBg],
 ) -> schemas.BatchSubmitted:
     """Up to 100 image URLs, processed in the background; one credit reserved each.
     ``removebg:images:process`` grants it too."""
-    service = service_for(gateway)
-    return await batch.submit(service, caller, data, service.base_url(request.scope))
+    return await batch.submit(removebg, caller, data, removebg.base_url(request.scope))
 
 
 @get("/batch/{job_id:str}", scope=BATCH_READ)
 async def get_batch(
-    job_id: JobId, caller: CurrentCaller, gateway: CurrentGateway
+    job_id: JobId,
+    caller: CurrentCaller,
+    removebg: NamedDependency[RemoveBg],
+    transaction: NamedDependency[AsyncSession],
 ) -> schemas.BatchJob:
     """Poll every 2 to 5 seconds until ``status`` is ``completed`` or ``failed``.
     ``removebg:images:process`` grants it too."""
-    return await batch.status(service_for(gateway), caller, job_id)
+    return await batch.status(removebg, transaction, caller, job_id)
 
 
 @get("/quota", scope=QUOTA_READ)
-async def get_quota(caller: CurrentCaller, gateway: CurrentGateway) -> schemas.Quota:
-    return await service_for(gateway).quota(caller)
+async def get_quota(
+    caller: CurrentCaller,
+    removebg: NamedDependency[RemoveBg],
+    transaction: NamedDependency[AsyncSession],
+) -> schemas.Quota:
+    return await removebg.quota(transaction, caller)
 
 
 @get("/results/{token:str}", public=True, media_type="image/png")
-async def download_result(token: FromPath[str], gateway: CurrentGateway) -> Response[bytes]:
+async def download_result(
+    token: FromPath[str],
+    removebg: NamedDependency[RemoveBg],
+    transaction: NamedDependency[AsyncSession],
+) -> Response[bytes]:
     """A processed image at its signed ``result_url`` (no key: the URL is the credential)."""
-    result, seconds_left = await service_for(gateway).download(token)
+    result, seconds_left = await removebg.download(transaction, token)
     return Response(
         result.content,
         media_type=result.media_type,

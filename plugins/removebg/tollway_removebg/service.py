@@ -4,6 +4,12 @@ A single image is checked (one source, size, colour), paid for with one reserved
 credit (402 when none is left), fetched or decoded, cut out on the model's thread,
 encoded, stored and charged; any failure after the reservation gives the credit
 back. Batches are in ``tollway_removebg.batch``.
+
+Reserving, charging and giving back each commit in a short transaction of their own,
+not in the request's: a reservation must be visible to every process before the image
+is rendered (which takes a while and must hold no lock), and a failed render must
+give its credit back although the request fails. Reads (the quota, a batch's status,
+a download) run in the request's transaction, which the route passes in.
 """
 
 from __future__ import annotations
@@ -11,63 +17,45 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 from litestar.types import Scope
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import (
-    ApiError,
     BadRequest,
     Caller,
     Gateway,
     NotFound,
     PayloadTooLarge,
     PaymentRequired,
+    Poller,
+    PublicOrigin,
     UnprocessableEntity,
+    deployment_secret,
+    utcnow,
 )
-from tollway.db import utcnow
-from tollway.net import PublicOrigin
-from tollway.outbox import Poller
-from tollway.secrets import deployment_secret
 from tollway_removebg import images, leases, quota, results, schemas
-from tollway_removebg.fetch import FetchError, ImageFetcher, check_image_url
+from tollway_removebg.fetch import ImageFetcher, check_image_url
 from tollway_removebg.model import Model
-from tollway_removebg.settings import MiB, RemoveBgSettings, load
+from tollway_removebg.product import CREDITS_LIMIT
+from tollway_removebg.settings import MiB, RemoveBgSettings
 
 if TYPE_CHECKING:
     from PIL import Image
 
     from tollway_removebg.models import Result
 
-PRODUCT = "removebg"
 MAX_INLINE_INPUT = 10 * MiB
 """Largest ``image_base64`` image, decoded (413 beyond)."""
 MAX_INLINE_OUTPUT = 5 * MiB
 """Largest result returned inline with ``return_base64``."""
 CREDITS_PER_IMAGE = 1
-
-
-class Gone(ApiError):
-    """A result URL that worked once and has expired."""
-
-    status_code = 410
-
-
-_services: weakref.WeakKeyDictionary[Any, RemoveBg] = weakref.WeakKeyDictionary()
-
-
-def service_for(gateway: Gateway) -> RemoveBg:
-    """The gateway's background removal service (made on first use)."""
-    service = _services.get(gateway)
-    if service is None:
-        service = _services[gateway] = RemoveBg(gateway)
-    return service
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,24 +68,22 @@ class Options:
 
 
 def colour(value: str | msgspec.UnsetType) -> tuple[int, int, int] | None:
-    if value is msgspec.UNSET:
-        return None
-    try:
-        return images.parse_colour(value)
-    except ValueError as error:
-        raise BadRequest(f"Invalid request body: {error}") from None
+    return None if value is msgspec.UNSET else images.parse_colour(value)
 
 
 def credits_limit(caller: Caller) -> int:
-    return int(caller.plan.limits.get(quota.CREDITS_LIMIT, 0))
+    return int(caller.plan.limits.get(CREDITS_LIMIT, 0))
 
 
-def no_credits(caller: Caller, needed: int) -> PaymentRequired:
-    return PaymentRequired(
-        f"Not enough credits: this request needs {needed} and the '{caller.plan.name}' plan's "
-        f"{credits_limit(caller)} credits for this period are used up or reserved; "
-        "see GET /v1/removebg/quota"
-    )
+class NotEnoughCredits(PaymentRequired):
+    """The caller's plan cannot cover ``needed`` more credits this period."""
+
+    def __init__(self, caller: Caller, needed: int) -> None:
+        super().__init__(
+            f"Not enough credits: this request needs {needed} and the '{caller.plan.name}' "
+            f"plan's {credits_limit(caller)} credits for this period are used up or "
+            "reserved; see GET /v1/removebg/quota"
+        )
 
 
 def _decoded_base64(text: str) -> bytes:
@@ -117,10 +103,14 @@ def _decoded_base64(text: str) -> bytes:
 
 
 class RemoveBg:
+    """The gateway's background removal service: the model, the image fetcher, the
+    result signer and the poll for unheld batches, registered once per gateway and
+    handed to the routes by dependency injection."""
+
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self.database = gateway.database
-        self.settings: RemoveBgSettings = load(gateway.settings.product(PRODUCT).settings)
+        self.settings = gateway.product_settings(RemoveBgSettings)
         segmenter = gateway.plugins.hook.tollway_segmenter(gateway=gateway)
         if segmenter is None:
             raise RuntimeError("no plugin provides a segmenter (tollway_segmenter)")
@@ -152,6 +142,7 @@ class RemoveBg:
         await self.unheld_batches.start()
 
     async def stop(self) -> None:
+        """Stop polling, drop queued model work and close the fetcher's connections."""
         await self.unheld_batches.stop()
         self.model.stop()
         await self.fetcher.close()
@@ -173,12 +164,6 @@ class RemoveBg:
         a host of their choosing."""
         return (self.settings.public_url or self.origin.of(scope)).rstrip("/")
 
-    async def fetch(self, url: str) -> bytes:
-        try:
-            return await self.fetcher.fetch(url)
-        except FetchError as error:
-            raise UnprocessableEntity(f"image_url is not fetchable: {error}") from None
-
     async def render(self, data: bytes, options: Options) -> images.Rendered:
         """Decode, cut out and encode; 422 for bytes that are not an accepted image."""
         max_pixels = int(self.settings.max_megapixels * 1_000_000)
@@ -186,10 +171,7 @@ class RemoveBg:
         def prepare() -> Image.Image:
             return images.fit(images.decode(data, max_pixels=max_pixels), options.output_size)
 
-        try:
-            image = await asyncio.to_thread(prepare)
-        except images.ImageRejected as error:
-            raise UnprocessableEntity(f"Unsupported image: {error}") from None
+        image = await asyncio.to_thread(prepare)
         cut_out = await self.model.cut_out(image)
         return await asyncio.to_thread(
             images.finish, cut_out, options.output_format, options.bg_color
@@ -235,9 +217,9 @@ class RemoveBg:
                 session, account_id, period, CREDITS_PER_IMAGE, credits_limit(caller)
             )
         if not held:
-            raise no_credits(caller, CREDITS_PER_IMAGE)
+            raise NotEnoughCredits(caller, CREDITS_PER_IMAGE)
         try:
-            source = inline if inline is not None else await self.fetch(str(data.image_url))
+            source = inline if inline is not None else await self.fetcher.fetch(str(data.image_url))
             rendered = await self.render(source, options)
             if data.return_base64 and len(rendered.content) > MAX_INLINE_OUTPUT:
                 raise UnprocessableEntity(
@@ -293,12 +275,11 @@ class RemoveBg:
 
     # Quota and downloads ------------------------------------------------------------
 
-    async def quota(self, caller: Caller) -> schemas.Quota:
+    async def quota(self, session: AsyncSession, caller: Caller) -> schemas.Quota:
         period = quota.period_of(self.clock())
-        async with self.database.transaction() as session:
-            balance = await quota.balance(
-                session, caller.principal.account_id, period, credits_limit(caller)
-            )
+        balance = await quota.balance(
+            session, caller.principal.account_id, period, credits_limit(caller)
+        )
         return schemas.Quota(
             plan=caller.plan.name,
             credits_total=balance.total,
@@ -308,21 +289,16 @@ class RemoveBg:
             resets_at=quota.period_end(period),
         )
 
-    async def download(self, token: str) -> tuple[Result, int]:
+    async def download(self, session: AsyncSession, token: str) -> tuple[Result, int]:
         """The result a result URL names and its seconds left; 404 for a URL this
         deployment did not sign, 410 once expired."""
         now = self.clock()
-        signer = await self.signer()
-        try:
-            result_id = signer.verify(token, now)
-            if result_id is None:
-                raise NotFound("No such result")
-            async with self.database.transaction() as session:
-                result = await results.load(session, result_id, now)
-        except results.ResultGone:
-            raise Gone(
-                f"This result has expired: results are kept {self.settings.result_ttl} seconds"
-            ) from None
+        signed = (await self.signer()).verify(token)
+        if signed is None:
+            raise NotFound("No such result")
+        result = None if signed.expired(now) else await results.load(session, signed.result_id, now)
+        if result is None:
+            raise results.ResultGone(self.settings.result_ttl)
         return result, results.seconds_left(result.expires_at, now)
 
     def result_expiry(self, finished_at: datetime) -> datetime:

@@ -1,9 +1,13 @@
-"""``[products.removebg.settings]``: what an operator can configure."""
+"""``[products.removebg.settings]``: what an operator can configure.
+
+The gateway validates them at start-up (``gateway.product_settings(RemoveBgSettings)``);
+the ``tollway removebg`` commands read them from the configured ``Settings``
+(``settings.product_settings("removebg", RemoveBgSettings)``), the same conversion.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -62,10 +66,3 @@ class RemoveBgSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
             return Path(self.model_path).expanduser()
         base = Path(self.models_dir).expanduser() if self.models_dir else default_models_dir()
         return base / MODELS[self.model].file_name
-
-
-def load(values: dict[str, Any]) -> RemoveBgSettings:
-    try:
-        return msgspec.convert(values, RemoveBgSettings, strict=False)
-    except (msgspec.ValidationError, ValueError) as error:
-        raise ValueError(f"invalid [products.removebg.settings]: {error}") from None

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tollway_removebg.segmenter import _rembg
+from tollway_removebg.segmenter import compile_rembg
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
@@ -75,7 +75,7 @@ def pytest_tollway_product_settings(
         return None
     # Import rembg now, outside any request: on a fresh environment numba compiles it
     # for about 100 s, and the run's first image request would wait past its timeout.
-    _rembg()
+    compile_rembg()
     model = write_tiny_model(tmp_path_factory.mktemp("removebg-contract") / "tiny.onnx")
     # Contract-generated URLs point nowhere reachable: fail them fast.
     return {"model_path": str(model), "fetch_timeout": 1.0}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from tollway.db import UTCDateTime
+from tollway import UTCDateTime
 
 revision = "0001_chat"
 down_revision = None

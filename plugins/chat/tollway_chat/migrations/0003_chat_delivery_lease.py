@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from tollway.db import UTCDateTime, utcnow
+from tollway import UTCDateTime, utcnow
 
 revision = "0003_chat_delivery_lease"
 down_revision = "0002_chat_delivery"

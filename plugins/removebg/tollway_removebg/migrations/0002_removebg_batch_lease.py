@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from tollway.db import UTCDateTime
+from tollway import UTCDateTime
 
 revision = "0002_removebg_batch_lease"
 down_revision = "0001_removebg"

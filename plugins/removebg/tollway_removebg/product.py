@@ -1,21 +1,24 @@
-"""The background removal scopes, and the single-image scope covering the batch ones.
+"""What the background removal product is: its descriptor, scopes and plans.
 
 Spec 4.2: "The single-image scope also covers batch processing as listed". A key
 holding ``removebg:images:process`` may submit batches and poll them (a batch whose
-results cannot be read would be of no use). The batch scopes stay, for keys limited
+results cannot be read would be of no use): :class:`ProcessCoversBatches` wraps
+whichever scope checker the deployment uses. The batch scopes stay, for keys limited
 to batches and for the keys that already hold them.
 """
 
 from __future__ import annotations
 
-from tollway.scopes import ScopeChecker
+from tollway import Plan, Product, ScopeChecker
+
+PRODUCT = Product(
+    name="removebg", prefix="/v1/removebg", title="Background removal", contract="removebg.yaml"
+)
 
 PROCESS = "removebg:images:process"
 BATCH_WRITE = "removebg:batch:write"
 BATCH_READ = "removebg:batch:read"
 QUOTA_READ = "removebg:quota:read"
-
-COVERED_BY_PROCESS = frozenset({BATCH_WRITE, BATCH_READ})
 
 SCOPES = {
     PROCESS: (
@@ -28,6 +31,28 @@ SCOPES = {
     ),
     QUOTA_READ: "Read the account's background removal credits",
 }
+
+COVERED_BY_PROCESS = frozenset({BATCH_WRITE, BATCH_READ})
+
+CREDITS_LIMIT = "credits_per_month"
+"""The plan limit (``Plan.limits``) holding a plan's monthly credits."""
+
+
+def _plan(name: str, rank: int, per_day: int, credits: int, description: str) -> Plan:
+    return Plan(
+        name,
+        requests_per_day=per_day,
+        rank=rank,
+        description=description,
+        limits={CREDITS_LIMIT: credits},
+    )
+
+
+PLANS = (
+    _plan("free", 0, 1_000, 50, "50 images a month"),
+    _plan("pro", 1, 20_000, 2_000, "2,000 images a month"),
+    _plan("business", 2, 200_000, 25_000, "25,000 images a month"),
+)
 
 
 class ProcessCoversBatches:
