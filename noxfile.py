@@ -1,6 +1,7 @@
 """Every developer task, in one place: ``nox -s tests``, ``contracts``, ``lint``,
-``bench``, ``serve``. Each session installs the core, every plugin under plugins/
-and the harness in editable mode into its own virtualenv."""
+``bench``, ``serve``. Each session installs the core and every plugin under plugins/
+in editable mode into its own virtualenv; all but ``serve`` add the test tooling and
+the harness."""
 
 from __future__ import annotations
 
@@ -17,8 +18,12 @@ nox.options.reuse_existing_virtualenvs = True
 
 
 def install(session: nox.Session, *extras: str) -> None:
+    """The core with ``extras`` and every distribution under plugins/, editable; the
+    contract harness only with the ``test`` extra, since it brings schemathesis and
+    pytest, which a served gateway never imports."""
     core = f".[{','.join(extras)}]" if extras else "."
-    editable = [item for path in (core, *PLUGINS, "harness") for item in ("-e", path)]
+    harness = ["harness"] if "test" in extras else []
+    editable = [item for path in (core, *PLUGINS, *harness) for item in ("-e", path)]
     session.install(*editable)
 
 
@@ -35,7 +40,7 @@ def tests(session: nox.Session) -> None:
     install(session, "test")
     # The background removal tests use the real U²-Net-p weights (idempotent), and
     # rembg's numba code compiled once, before every worker would compile it.
-    session.run("tollway", "models", "fetch", "--compile")
+    session.run("tollway", "removebg", "models", "fetch", "--compile")
     session.run("pytest", "-n", TEST_WORKERS, *session.posargs)
 
 
@@ -70,7 +75,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "bench/qr.py")
     session.run("python", "bench/webhooks.py")
     session.run("python", "bench/chat.py")
-    session.run("tollway", "models", "fetch")
+    session.run("tollway", "removebg", "models", "fetch")
     session.run("python", "bench/removebg.py")
     session.run("python", "bench/scale.py")
     session.run("python", "bench/soak.py", "--minutes", "10")
@@ -79,6 +84,7 @@ def bench(session: nox.Session) -> None:
 @nox.session
 def serve(session: nox.Session) -> None:
     """The gateway with every plugin on SQLite and the in-memory limiter; prints a
-    demo key on first start. Extra arguments go to ``tollway serve``."""
+    demo key on first start. Extra arguments go to ``tollway serve``. Installs what a
+    deployment installs: no test tooling, no harness."""
     install(session)
     session.run("tollway", "serve", *session.posargs)
