@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from tollway import Gateway
-from tollway.testing import GatewayFactory, Tenant, gateway_client
+from tollway.testing import GatewayFactory, ProductClient, Tenant, open_product_client
 from tollway.testing import tenant as subscribed_tenant
 from tollway_removebg.product import SCOPES
 
@@ -82,12 +82,28 @@ def iou(alpha: np.ndarray[Any, Any], truth: np.ndarray[Any, Any]) -> float:
     return float((found & truth).sum() / (found | truth).sum())
 
 
-@dataclass
+@dataclass(frozen=True)
 class Setup:
-    gateway: Gateway
-    client: httpx.AsyncClient
-    owner: Tenant
-    other: Tenant
+    """tollway's product client, with the calls the removebg tests repeat."""
+
+    product_client: ProductClient
+
+    @property
+    def gateway(self) -> Gateway:
+        return self.product_client.gateway
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """No key unless a request sends one (``headers=setup.owner.headers``)."""
+        return self.product_client.anonymous
+
+    @property
+    def owner(self) -> Tenant:
+        return self.product_client.owner
+
+    @property
+    def other(self) -> Tenant:
+        return self.product_client.other
 
     async def post(self, path: str, body: dict[str, Any], *, expect: int = 200) -> Any:
         response = await self.client.post(API + path, json=body, headers=self.owner.headers)
@@ -96,10 +112,7 @@ class Setup:
         return response.json()
 
     async def get(self, path: str, *, expect: int = 200, tenant: Tenant | None = None) -> Any:
-        headers = (tenant or self.owner).headers
-        response = await self.client.get(API + path, headers=headers)
-        assert response.status_code == expect, response.text[:500]
-        return response.json()
+        return await self.product_client.call("GET", path, expect=expect, by=tenant)
 
     async def process(self, expect: int = 200, **body: Any) -> Any:
         return await self.post("/process", body, expect=expect)
@@ -128,7 +141,5 @@ async def removebg_setup(
     gateway's."""
     products = tiny_settings(model, credits=credits, **(settings or {}))
     gateway = await factory(plugins=["removebg"], products=products, **overrides)
-    owner = await tenant(gateway, "acme", plan=plan)
-    other = await tenant(gateway, "globex", plan=plan)
-    async with gateway_client(gateway) as client:
-        yield Setup(gateway, client, owner, other)
+    async with open_product_client(gateway, "removebg", plan=plan, scopes=SCOPES) as product:
+        yield Setup(product)

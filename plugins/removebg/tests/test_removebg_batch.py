@@ -16,7 +16,7 @@ from PIL import Image
 from removebg_setup import Setup, encoded, picture, removebg_setup, scene, tenant, tiny_settings
 
 from tollway import Gateway, JobFunction, hookimpl, utcnow
-from tollway.testing import GatewayFactory, RedisServer, gateway_client
+from tollway.testing import GatewayFactory, ProductClient, RedisServer, gateway_client
 from tollway_removebg import batch, leases
 from tollway_removebg.service import RemoveBg
 
@@ -256,7 +256,8 @@ async def test_a_batch_cut_off_by_a_stopped_process_is_taken_up_once_its_lease_l
     await first.database.dispose()
     second = Gateway(first.settings)
     async with gateway_client(second) as client:
-        setup = Setup(second, client, owner, owner)
+        removebg = second.registry.products["removebg"]
+        setup = Setup(ProductClient(second, removebg, "pro", (), owner, owner, client, client))
         job = await _finished(setup, job_id)
         quota = await setup.get("/quota")
     assert (job["status"], job["completed"], job["failed"]) == ("completed", 1, 1)
