@@ -211,11 +211,6 @@ class Access:
     API refuses query strings too long for any valid request with 414)."""
     refusals: Refusals = field(default_factory=Refusals)
 
-    @property
-    def keyed(self) -> bool:
-        """Whether admission runs at all."""
-        return not self.public
-
     def problems(self, product: Product) -> list[str]:
         """What is inconsistent in this declaration (empty when it is sound)."""
         found = []

@@ -44,6 +44,7 @@ from tollway.testing.processes import (
     free_port,
 )
 from tollway.testing.products import (
+    KeylessProductClient,
     ProductClient,
     ProductClientFactory,
     _ProductSettingsSpec,
@@ -68,6 +69,7 @@ __all__ = [
     "Backend",
     "GatewayFactory",
     "GatewayProcess",
+    "KeylessProductClient",
     "PostgresServer",
     "ProductClient",
     "ProductClientFactory",

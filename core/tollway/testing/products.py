@@ -94,6 +94,31 @@ class ProductClient:
         return response.json() if response.content else None
 
 
+@dataclass(frozen=True)
+class KeylessProductClient:
+    """A :class:`ProductClient` for tests that send keys themselves: ``client`` sends
+    none. Product test helpers subclass it with the calls their tests repeat."""
+
+    product_client: ProductClient
+
+    @property
+    def gateway(self) -> Gateway:
+        return self.product_client.gateway
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """No key unless a request sends one (``headers=helper.owner.headers``)."""
+        return self.product_client.anonymous
+
+    @property
+    def owner(self) -> Tenant:
+        return self.product_client.owner
+
+    @property
+    def other(self) -> Tenant:
+        return self.product_client.other
+
+
 def _richest_plan(gateway: Gateway, product: str) -> str:
     plans = gateway.plans[product].values()
     return max(plans, key=lambda plan: plan.rank).name

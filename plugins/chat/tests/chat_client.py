@@ -10,10 +10,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from tollway import Gateway
-from tollway.testing import ProductClient, ProductClientFactory, Tenant
+from tollway.testing import KeylessProductClient, ProductClientFactory, Tenant
 from tollway.testing import tenant as subscribed_tenant
 from tollway_chat.product import PRODUCT, SCOPES
 from tollway_chat.service import Chat
@@ -22,28 +20,9 @@ CHAT = PRODUCT.prefix
 
 
 @dataclass(frozen=True)
-class ChatClient:
+class ChatClient(KeylessProductClient):
     """A gateway serving chat in-process; accounts ``owner`` (acme) and ``other``
     (globex) on the business plan, with keys holding every chat scope."""
-
-    product_client: ProductClient
-
-    @property
-    def gateway(self) -> Gateway:
-        return self.product_client.gateway
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        """No key unless a request sends one (``headers=chat.owner.headers``)."""
-        return self.product_client.anonymous
-
-    @property
-    def owner(self) -> Tenant:
-        return self.product_client.owner
-
-    @property
-    def other(self) -> Tenant:
-        return self.product_client.other
 
     async def tenant(self, name: str, *, scopes: Iterable[str]) -> Tenant:
         """Another account on chat, its key holding only ``scopes``."""

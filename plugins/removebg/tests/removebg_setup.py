@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 from PIL import Image, ImageDraw
 
 from tollway import Gateway
-from tollway.testing import GatewayFactory, ProductClient, Tenant, open_product_client
+from tollway.testing import GatewayFactory, KeylessProductClient, Tenant, open_product_client
 from tollway.testing import tenant as subscribed_tenant
 from tollway_removebg.product import SCOPES
 
@@ -83,27 +82,8 @@ def iou(alpha: np.ndarray[Any, Any], truth: np.ndarray[Any, Any]) -> float:
 
 
 @dataclass(frozen=True)
-class Setup:
+class Setup(KeylessProductClient):
     """tollway's product client, with the calls the removebg tests repeat."""
-
-    product_client: ProductClient
-
-    @property
-    def gateway(self) -> Gateway:
-        return self.product_client.gateway
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        """No key unless a request sends one (``headers=setup.owner.headers``)."""
-        return self.product_client.anonymous
-
-    @property
-    def owner(self) -> Tenant:
-        return self.product_client.owner
-
-    @property
-    def other(self) -> Tenant:
-        return self.product_client.other
 
     async def post(self, path: str, body: dict[str, Any], *, expect: int = 200) -> Any:
         response = await self.client.post(API + path, json=body, headers=self.owner.headers)
