@@ -287,7 +287,7 @@ async def test_customer_routes_need_a_token_of_the_keys_account_for_the_product(
 
 
 def test_customer_tokens_pin_the_algorithm() -> None:
-    secret = "s" * 40
+    secret = "s" * 64
     tokens = CustomerTokens(secret)
     forged = jwt.encode(
         {"sub": "c", "acc": 1, "aud": "tollway:ledger", "exp": int(time.time()) + 60},
