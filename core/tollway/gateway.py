@@ -8,7 +8,9 @@ into a Litestar application.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from typing import Any, TypeVar
 
 import msgspec
@@ -31,6 +33,8 @@ from tollway.scopes import ScopeChecker
 from tollway.secrets import deployment_secret
 from tollway.settings import Settings
 from tollway.webhooks import WebhookEngine, WebhookSigner
+
+log = logging.getLogger("tollway")
 
 T = TypeVar("T")
 S = TypeVar("S", bound=msgspec.Struct)
@@ -140,22 +144,42 @@ class Gateway:
         await upgrade(self.database, models)
 
     async def start(self) -> None:
-        await self.jobs.start()
-        await self.webhooks.start()
-        for service in self._services.values():
-            if callable(start := getattr(service, "start", None)):
-                await start()
-        await _await_all(self.plugins.hook.tollway_startup(gateway=self))
+        """Start the jobs, the webhook dispatcher, the plugins' services and startup
+        hooks. A start that fails stops what it had started before the error goes on:
+        a gateway that did not start leaves nothing running."""
+        async with AsyncExitStack() as started:
+            await self.jobs.start()
+            started.push_async_callback(self.jobs.stop)
+            await self.webhooks.start()
+            started.push_async_callback(self.webhooks.stop)
+            for service in self._services.values():
+                if callable(start := getattr(service, "start", None)):
+                    await start()
+                if callable(stop := getattr(service, "stop", None)):
+                    started.push_async_callback(stop)
+            await _await_all(self.plugins.hook.tollway_startup(gateway=self))
+            started.pop_all()  # running: stop() ends it
 
     async def stop(self) -> None:
-        await _await_all(self.plugins.hook.tollway_shutdown(gateway=self))
+        """Stop everything :meth:`start` started and release the connections, each
+        part even when another fails (the first failure is raised afterwards)."""
+        steps: list[Callable[[], Awaitable[Any]]] = [
+            lambda: _await_all(self.plugins.hook.tollway_shutdown(gateway=self))
+        ]
         for service in reversed(self._services.values()):
             if callable(stop := getattr(service, "stop", None)):
-                await stop()
-        await self.webhooks.stop()
-        await self.jobs.stop()
-        await self.rate_limiter.close()
-        await self.database.dispose()
+                steps.append(stop)
+        steps += [self.webhooks.stop, self.jobs.stop, self.rate_limiter.close]
+        steps.append(self.database.dispose)
+        failures: list[Exception] = []
+        for step in steps:
+            try:
+                await step()
+            except Exception as error:
+                log.exception("stopping the gateway: %s failed", getattr(step, "__qualname__", ""))
+                failures.append(error)
+        if failures:
+            raise failures[0]
 
 
 def product_settings(registry: Registry, settings: Settings) -> dict[str, msgspec.Struct]:
@@ -183,6 +207,12 @@ def _required(value: T | None, what: str) -> T:
 
 
 async def _await_all(results: list[Any]) -> None:
-    for result in results:
-        if inspect.isawaitable(result):
+    awaitables = [result for result in results if inspect.isawaitable(result)]
+    try:
+        for result in awaitables:
             await result
+    finally:
+        # After a failure, the hooks not yet awaited are closed, not left to warn.
+        for result in awaitables:
+            if inspect.iscoroutine(result):
+                result.close()

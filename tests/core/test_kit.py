@@ -170,6 +170,26 @@ async def test_services_start_and_stop_with_the_gateway_and_run_jobs(
         gateway.service(str)
 
 
+async def test_a_start_that_fails_leaves_nothing_running(
+    gateway_factory: GatewayFactory,
+) -> None:
+    class Broken:
+        @hookimpl
+        async def tollway_startup(self, gateway: Gateway) -> None:
+            raise RuntimeError("cannot start")
+
+    gateway = await gateway_factory(
+        plugins=[], extra_plugins=[*EXTRA, ("broken", Broken())], isolated=True
+    )
+    before = asyncio.all_tasks()
+    with pytest.raises(RuntimeError, match="cannot start"):
+        await gateway.start()
+    # The job workers, the webhook dispatcher and the services it had started are
+    # stopped again, not left to be garbage-collected while pending.
+    assert not [task for task in asyncio.all_tasks() - before if not task.done()]
+    assert gateway.service(Ledger).events == ["start", "stop"]
+
+
 async def test_handlers_receive_services_and_the_requests_transaction(
     gateway_factory: GatewayFactory,
 ) -> None:
