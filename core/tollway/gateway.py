@@ -79,6 +79,7 @@ class Gateway:
         self.webhooks = WebhookEngine(self)
         self._customer_tokens: CustomerTokens | None = None
         self._services: dict[type, object] = {}
+        self._running = False
         call_each(hook.tollway_register_services, self._service_adder, gateway=self)
         call_each(hook.tollway_register_jobs, self._job_adder, gateway=self)
         call_each(hook.tollway_register_routes, self._route_adder)
@@ -146,7 +147,11 @@ class Gateway:
     async def start(self) -> None:
         """Start the jobs, the webhook dispatcher, the plugins' services and startup
         hooks. A start that fails stops what it had started before the error goes on:
-        a gateway that did not start leaves nothing running."""
+        a gateway that did not start leaves nothing running. A gateway runs once at a
+        time: a second start (two app lifespans on one gateway) would orphan the first
+        start's workers, so it is refused."""
+        if self._running:
+            raise RuntimeError("this gateway is already running; stop it before starting it again")
         async with AsyncExitStack() as started:
             await self.jobs.start()
             started.push_async_callback(self.jobs.stop)
@@ -159,10 +164,12 @@ class Gateway:
                     started.push_async_callback(stop)
             await _await_all(self.plugins.hook.tollway_startup(gateway=self))
             started.pop_all()  # running: stop() ends it
+        self._running = True
 
     async def stop(self) -> None:
         """Stop everything :meth:`start` started and release the connections, each
         part even when another fails (the first failure is raised afterwards)."""
+        self._running = False
         steps: list[Callable[[], Awaitable[Any]]] = [
             lambda: _await_all(self.plugins.hook.tollway_shutdown(gateway=self))
         ]

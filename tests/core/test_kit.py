@@ -10,6 +10,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import jwt
 import msgspec
 import pytest
@@ -190,6 +191,15 @@ async def test_a_start_that_fails_leaves_nothing_running(
     assert gateway.service(Ledger).events == ["start", "stop"]
 
 
+async def test_a_gateway_runs_once_at_a_time(gateway_factory: GatewayFactory) -> None:
+    gateway = await _ledger(gateway_factory)
+    async with gateway_client(gateway):
+        with pytest.raises(RuntimeError, match="already running"):
+            await gateway.start()
+    async with gateway_client(gateway) as client:  # stopped, it may start again
+        assert (await client.get("/v1/ledger/open")).status_code == 200
+
+
 async def test_handlers_receive_services_and_the_requests_transaction(
     gateway_factory: GatewayFactory,
 ) -> None:
@@ -213,13 +223,15 @@ async def test_handlers_receive_services_and_the_requests_transaction(
 
 
 async def test_keyless_routes_count_per_client_address(gateway_factory: GatewayFactory) -> None:
-    gateway = await _ledger(gateway_factory)
-    async with (
-        gateway_client(gateway, client_address="192.0.2.1") as first,
-        gateway_client(gateway, client_address="192.0.2.2") as second,
-    ):
-        answers = [await first.get("/v1/ledger/open") for _ in range(4)]
-        other = await second.get("/v1/ledger/open")
+    # Behind a trusted proxy, so one client can speak for two addresses.
+    gateway = await _ledger(gateway_factory, trusted_proxies=["127.0.0.1"])
+
+    async def call(address: str) -> httpx.Response:
+        return await client.get("/v1/ledger/open", headers={"X-Forwarded-For": address})
+
+    async with gateway_client(gateway) as client:
+        answers = [await call("192.0.2.1") for _ in range(4)]
+        other = await call("192.0.2.2")
     assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
     assert [answer.headers["x-ratelimit-remaining"] for answer in answers[:3]] == ["2", "1", "0"]
     assert other.status_code == 200
