@@ -162,6 +162,10 @@ async def gateway_factory(backend: Backend) -> AsyncIterator[GatewayFactory]:
             "redis_url": backend.redis_url,
             "rate_limit_prefix": f"tollway-test:{namespace}:",
             "job_queue_name": f"tollway-test-{namespace}",
+            # One Redis call on a loaded CI machine can take longer than production's
+            # 0.25 s; a test would then see the limiter "down" (admitted, uncounted).
+            # The tests' Redis outages are refused connections, seen at once.
+            "redis_timeout": 5.0,
             "demo": False,
         }
         options.update(overrides)
