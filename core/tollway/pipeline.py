@@ -22,7 +22,7 @@ from litestar import Request
 from litestar.di import NamedDependency
 from litestar.types import Message, Scope
 
-from tollway.admission.access import Access, BearerKey
+from tollway.admission.access import Access, BearerKey, Refusals
 from tollway.admission.customers import HEADER as CUSTOMER_HEADER
 from tollway.admission.customers import Customer, CustomerTokens
 from tollway.auth import KeyAuthenticator, Principal
@@ -174,6 +174,7 @@ class Pipeline:
 
 
 _WWW_AUTHENTICATE = {"WWW-Authenticate": "Bearer"}
+DEFAULT_REFUSALS = Refusals()
 
 
 class _Admission:
@@ -238,7 +239,11 @@ class _Admission:
         if not token:
             if self.access.anonymous is not None:
                 return None
-            return Unauthorized(self._say(refusals.missing_key), headers=self.challenge)
+            missing = refusals.missing_key
+            if not self.challenge and missing == DEFAULT_REFUSALS.missing_key:
+                # The default names the Authorization header; this key is elsewhere.
+                missing = "Missing {key}"
+            return Unauthorized(self._say(missing), headers=self.challenge)
         principal = await self.pipeline.authenticator.authenticate(token)
         if principal is None:
             return Unauthorized(self._say(refusals.invalid_key), headers=self.challenge)

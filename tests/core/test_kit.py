@@ -251,6 +251,7 @@ async def test_the_key_may_come_from_the_query_or_the_body(gateway_factory: Gate
         wrong = await client.post("/v1/ledger/body", json={"amount": 2, "api_key": "tw_nope"})
     assert by_query.json() == {"account": who.account_id}
     assert no_key.status_code == 401
+    assert no_key.json() == {"detail": "Missing api_key"}  # not the header's advice
     assert "WWW-Authenticate" not in no_key.headers  # only the Authorization header has one
     # The key's plan (5 a minute) counts the body route; without a key the anonymous one.
     assert (by_body.status_code, by_body.headers["x-ratelimit-limit"]) == (200, "5")

@@ -169,6 +169,8 @@ class Refusals:
     (the public QR API) give their own."""
 
     missing_key: str = "Missing API key: send 'Authorization: Bearer <API key>'"
+    """Said when the key comes from the header; a key from elsewhere is named instead:
+    ``Missing api_key``."""
     invalid_key: str = "Invalid API key"
     expired_key: str = "API key has expired"
     no_plan: str = "No active subscription to the '{product}' product"
