@@ -27,7 +27,17 @@ from tollway.admission import (
 from tollway.app import create_app
 from tollway.auth import DatabaseKeyAuthenticator, KeyAuthenticator, Principal
 from tollway.bodies import decode_json_body
-from tollway.db import Database, UTCDateTime, make_metadata, utcnow
+from tollway.db import (
+    AnySelect,
+    Database,
+    Paged,
+    Reads,
+    UTCDateTime,
+    columns_of,
+    count_of,
+    make_metadata,
+    utcnow,
+)
 from tollway.db.models import Account
 from tollway.errors import (
     ApiError,
@@ -91,6 +101,7 @@ __all__ = [
     "Account",
     "AccountError",
     "Algorithm",
+    "AnySelect",
     "ApiError",
     "BadRequest",
     "BearerKey",
@@ -125,6 +136,7 @@ __all__ = [
     "MemoryRateLimiter",
     "NotFound",
     "Page",
+    "Paged",
     "PayloadTooLarge",
     "PaymentRequired",
     "Plan",
@@ -135,6 +147,7 @@ __all__ = [
     "QueryKey",
     "Quota",
     "RateLimiter",
+    "Reads",
     "RedisRateLimiter",
     "Refusals",
     "RegistrationError",
@@ -156,6 +169,8 @@ __all__ = [
     "WebhookSigner",
     "Window",
     "claim_due",
+    "columns_of",
+    "count_of",
     "create_app",
     "decode_json_body",
     "deployment_secret",

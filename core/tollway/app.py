@@ -72,6 +72,7 @@ def create_app(gateway: Gateway) -> Litestar:
             "customer": Provide(_provide_customer, sync_to_thread=False),
             "gateway": Provide(lambda: gateway, sync_to_thread=False, use_cache=True),
             "transaction": Provide(provide_transaction),
+            "reads": Provide(lambda: database.reads, sync_to_thread=False, use_cache=True),
         },
         on_startup=[gateway.start],
         on_shutdown=[gateway.stop, readiness.close],

@@ -2,5 +2,17 @@
 
 from tollway.db.base import UTCDateTime, make_metadata, utcnow
 from tollway.db.database import Database, unavailable
+from tollway.db.reads import AnySelect, Paged, Reads, columns_of, count_of
 
-__all__ = ["Database", "UTCDateTime", "make_metadata", "unavailable", "utcnow"]
+__all__ = [
+    "AnySelect",
+    "Database",
+    "Paged",
+    "Reads",
+    "UTCDateTime",
+    "columns_of",
+    "count_of",
+    "make_metadata",
+    "unavailable",
+    "utcnow",
+]

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy import exc as sqlalchemy_exc
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+
+from tollway.db.reads import Reads
+from tollway.db.sqlite import OneHopDBAPI
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -30,19 +34,65 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+IDLE_BEFORE_PING = 2.0
+"""Seconds a pooled server connection may sit idle and still be handed out untested."""
+
+
+class _PingWhenIdle:
+    """Checks a pooled connection with a round trip only when it has been idle.
+
+    ``pool_pre_ping`` pings on every checkout: one more round trip on every
+    transaction, even one a millisecond after the last on the same connection. A
+    connection that was just used is known to be alive; one that sat idle may have been
+    dropped by a server restart or a proxy's timeout, so that one is pinged, and
+    replaced when the ping fails. A connection that dies between two requests in quick
+    succession fails its statement instead, and the pool then replaces every
+    connection opened before the failure."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._dialect = engine.dialect
+        event.listen(engine.sync_engine, "checkin", self.checkin)
+        event.listen(engine.sync_engine, "checkout", self.checkout)
+
+    @staticmethod
+    def checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    def checkout(self, dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.pop("idle_since", None)
+        if idle_since is None or time.monotonic() - idle_since < IDLE_BEFORE_PING:
+            return
+        try:
+            alive = self._dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            raise DisconnectionError(f"a pooled connection failed its ping: {error}") from error
+        if not alive:
+            raise DisconnectionError("a pooled connection failed its ping")
+
+
 class Database:
-    """One engine per gateway process; sessions are short and per unit of work."""
+    """One engine per gateway process; sessions are short and per unit of work, and
+    reads that need no transaction go through :attr:`reads`."""
 
     def __init__(self, url: str, **engine_options: Any) -> None:
         self.url = make_url(url)
-        options: dict[str, Any] = {"pool_pre_ping": True}
+        options: dict[str, Any] = {}
         if self.url.get_backend_name() == "postgresql":
             options.update(pool_size=10, max_overflow=10, pool_timeout=5)
+        elif self.url.drivername == "sqlite+aiosqlite":
+            options["module"] = OneHopDBAPI()
         options.update(engine_options)
         self.engine: AsyncEngine = create_async_engine(self.url, **options)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        elif not options.get("pool_pre_ping"):
+            _PingWhenIdle(self.engine)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self.reads = Reads(
+            self.engine,
+            sqlite_url=self.url if self.is_sqlite and not _in_memory(self.url) else None,
+            on_connect=_sqlite_pragmas,
+        )
 
     @property
     def is_sqlite(self) -> bool:
@@ -55,7 +105,13 @@ class Database:
             yield session
 
     async def dispose(self) -> None:
+        self.reads.dispose()
         await self.engine.dispose()
+
+
+def _in_memory(url: URL) -> bool:
+    """An in-memory SQLite database exists in one connection only; its reads stay on it."""
+    return url.database in (None, "", ":memory:") or "mode=memory" in str(url)
 
 
 _UNAVAILABLE_HINTS = ("locked", "unable to open", "disk i/o", "connection", "shutting down")

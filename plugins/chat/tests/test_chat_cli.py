@@ -12,7 +12,7 @@ import pytest
 
 from tollway import Gateway, load_settings
 from tollway.testing import free_port
-from tollway_chat.service import Chat
+from tollway_chat.queries import ChatReads
 
 
 @pytest.fixture
@@ -67,8 +67,7 @@ async def test_inboxes_create(env: dict[str, str]) -> None:
 
     gateway = Gateway(load_settings(environ={}, database_url=env["TOLLWAY_DATABASE_URL"]))
     try:
-        async with gateway.database.transaction() as session:
-            inboxes = await Chat(session, int(account), gateway.webhooks).list_inboxes()
+        inboxes = await ChatReads(gateway.database.reads, int(account)).list_inboxes()
     finally:
         await gateway.database.dispose()
     assert [(i.id, i.name, i.channel_type, i.is_enabled) for i in inboxes] == [

@@ -15,7 +15,7 @@ from tollway_chat.commands import chat as chat_commands
 from tollway_chat.delivery import JOB, Delivery
 from tollway_chat.models import ChatBase
 from tollway_chat.product import EVENTS, PLANS, PRODUCT, SCOPES
-from tollway_chat.routes import ROUTES, provide_chat
+from tollway_chat.routes import ROUTES, provide_chat, provide_chat_reads
 from tollway_chat.settings import ChatSettings
 from tollway_chat.stream import StreamTokens
 
@@ -74,7 +74,12 @@ def tollway_register_routes(register: RouteRegistrar) -> None:
     register(
         PRODUCT.name,
         ROUTES,
-        dependencies={"chat": provide_chat, "delivery": Delivery, "stream_tokens": StreamTokens},
+        dependencies={
+            "chat": provide_chat,
+            "chat_reads": provide_chat_reads,
+            "delivery": Delivery,
+            "stream_tokens": StreamTokens,
+        },
     )
 
 

@@ -28,6 +28,7 @@ from tollway import (
     Id,
     ListPage,
     Page,
+    Reads,
     offset,
     page_limit,
 )
@@ -46,10 +47,10 @@ from tollway_chat.product import (
     MESSAGES_READ,
     MESSAGES_WRITE,
 )
+from tollway_chat.queries import ChatReads
 from tollway_chat.service import Chat
 from tollway_chat.settings import ChatSettings
 from tollway_chat.stream import StreamTokens
-from tollway_chat.views import conversation_view
 
 StreamTokenParam = Annotated[
     str, QueryParameter(min_length=1, max_length=4096, description="The contact's stream token.")
@@ -72,6 +73,11 @@ async def provide_chat(
         gateway.webhooks,
         deliver=delivery.after_commit,
     )
+
+
+def provide_chat_reads(reads: NamedDependency[Reads], caller: CurrentCaller) -> ChatReads:
+    """The caller's account for reading (the ``chat_reads`` dependency): no transaction."""
+    return ChatReads(reads, caller.principal.account_id)
 
 
 def _refuse_null(request: Request[Any, Any, Any], *names: str) -> None:
@@ -102,7 +108,7 @@ def _name(value: str) -> str:
 @get("/conversations", scope=CONVERSATIONS_READ)
 async def list_conversations(
     request: Request[Any, Any, Any],
-    chat: NamedDependency[Chat],
+    chat_reads: NamedDependency[ChatReads],
     status: Annotated[schemas.ConversationStatus | None, QueryParameter()] = None,
     inbox_id: FilterId = None,
     agent_id: FilterId = None,
@@ -111,7 +117,7 @@ async def list_conversations(
 ) -> ListPage[schemas.Conversation]:
     """Most recent activity first."""
     _refuse_null(request, "status", "inbox_id", "agent_id")
-    data, total = await chat.list_conversations(
+    data, total = await chat_reads.list_conversations(
         status=status,
         inbox_id=inbox_id,
         agent_id=agent_id,
@@ -132,9 +138,9 @@ async def create_conversation(
 
 @get("/conversations/{conversation_id:int}", scope=CONVERSATIONS_READ)
 async def get_conversation(
-    conversation_id: Id, chat: NamedDependency[Chat]
+    conversation_id: Id, chat_reads: NamedDependency[ChatReads]
 ) -> schemas.Conversation:
-    return conversation_view(await chat.conversation(conversation_id))
+    return await chat_reads.conversation(conversation_id)
 
 
 @patch("/conversations/{conversation_id:int}", scope=CONVERSATIONS_WRITE)
@@ -150,12 +156,14 @@ async def update_conversation(
 @get("/conversations/{conversation_id:int}/messages", scope=MESSAGES_READ)
 async def list_messages(
     conversation_id: Id,
-    chat: NamedDependency[Chat],
+    chat_reads: NamedDependency[ChatReads],
     page: Page = 1,
     limit: Annotated[int, page_limit(100)] = 50,
 ) -> schemas.MessageList:
     """Oldest first."""
-    data, total = await chat.list_messages(conversation_id, offset=offset(page, limit), limit=limit)
+    data, total = await chat_reads.list_messages(
+        conversation_id, offset=offset(page, limit), limit=limit
+    )
     return schemas.MessageList(data=data, total=total)
 
 
@@ -172,14 +180,14 @@ async def send_message(
 
 @get("/contacts", scope=CONTACTS_READ)
 async def list_contacts(
-    chat: NamedDependency[Chat],
+    chat_reads: NamedDependency[ChatReads],
     q: Annotated[str, QueryParameter(max_length=200)] = "",
     page: Page = 1,
     limit: Annotated[int, page_limit(100)] = 25,
 ) -> schemas.ContactList:
     """Oldest first; ``q`` matches a substring of name, email or phone, ignoring case."""
     _text(q, "q")
-    data, total = await chat.list_contacts(q, offset=offset(page, limit), limit=limit)
+    data, total = await chat_reads.list_contacts(q, offset=offset(page, limit), limit=limit)
     return schemas.ContactList(data=data, total=total)
 
 
@@ -194,8 +202,8 @@ async def create_contact(
 
 
 @get("/contacts/{contact_id:int}", scope=CONTACTS_READ)
-async def get_contact(contact_id: Id, chat: NamedDependency[Chat]) -> schemas.Contact:
-    return await chat.contact(contact_id)
+async def get_contact(contact_id: Id, chat_reads: NamedDependency[ChatReads]) -> schemas.Contact:
+    return await chat_reads.contact(contact_id)
 
 
 @post("/contacts/{contact_id:int}/stream-token", scope=CONTACTS_WRITE)
@@ -324,8 +332,8 @@ async def contact_writes(
 
 
 @get("/agents", scope=AGENTS_READ)
-async def list_agents(chat: NamedDependency[Chat]) -> schemas.AgentList:
-    agents = await chat.list_agents()
+async def list_agents(chat_reads: NamedDependency[ChatReads]) -> schemas.AgentList:
+    agents = await chat_reads.list_agents()
     return schemas.AgentList(data=agents, total=len(agents))
 
 
@@ -339,9 +347,9 @@ async def create_agent(
 
 
 @get("/inboxes", scope=INBOXES_READ)
-async def list_inboxes(chat: NamedDependency[Chat]) -> schemas.InboxList:
+async def list_inboxes(chat_reads: NamedDependency[ChatReads]) -> schemas.InboxList:
     """Inboxes are created by operators (``tollway chat inboxes create``)."""
-    return schemas.InboxList(data=await chat.list_inboxes())
+    return schemas.InboxList(data=await chat_reads.list_inboxes())
 
 
 ROUTES = [

@@ -7,12 +7,12 @@ delivered only if the change commits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import msgspec
-from sqlalchemy import ColumnElement, Select, func, or_, select, update
+from sqlalchemy import Select, Table, bindparam, exists, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,29 +25,46 @@ from tollway_chat.product import (
     CONVERSATION_UPDATED,
     MESSAGE_CREATED,
 )
+from tollway_chat.queries import ACCOUNT, conversation_count
 from tollway_chat.views import (
     agent_view,
     contact_view,
     conversation_view,
-    inbox_view,
-    message_view,
 )
 
 Row = TypeVar("Row", Agent, Contact, Conversation, Inbox)
 
 
-def escape_like(text: str) -> str:
-    """``text`` matched literally by ``LIKE ... ESCAPE '\\'``."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+_IN_CONVERSATION = exists().where(
+    Conversation.id == bindparam("conversation_id"), Conversation.account_id == ACCOUNT
+)
+DEFAULT_SENDER = (
+    select(Agent.id, Agent.name)
+    .where(Agent.account_id == ACCOUNT, _IN_CONVERSATION)
+    .order_by((Agent.role == "administrator").desc(), Agent.id)
+    .limit(1)
+)
+"""The agent a message without ``agent_id`` is sent as: the account's oldest
+administrator, else its oldest agent (API keys are not tied to agents)."""
+GIVEN_SENDER = select(Agent.id, Agent.name).where(
+    Agent.id == bindparam("id"), Agent.account_id == ACCOUNT, _IN_CONVERSATION
+)
+_MESSAGES = cast(Table, Message.__table__)
+_CONVERSATIONS = cast(Table, Conversation.__table__)
+INSERT_MESSAGE = insert(_MESSAGES).returning(_MESSAGES.c.id)
+_TOUCH = update(_CONVERSATIONS).where(_CONVERSATIONS.c.id == bindparam("conversation_id"))
+TOUCH_ON_INCOMING = _TOUCH.values(
+    unread_count=_CONVERSATIONS.c.unread_count + 1,
+    last_activity_at=bindparam("at"),
+    updated_at=bindparam("at"),
+)
+TOUCH_ON_OUTGOING = _TOUCH.values(
+    unread_count=0, last_activity_at=bindparam("at"), updated_at=bindparam("at")
+)
 
 
-def _conversation_count() -> Any:
-    return (
-        select(func.count(Conversation.id))
-        .where(Conversation.contact_id == Contact.id)
-        .correlate(Contact)
-        .scalar_subquery()
-    )
+def _contact(conversation: Conversation) -> schemas.Sender:
+    return schemas.Sender("contact", conversation.contact.id, conversation.contact.name)
 
 
 class Chat:
@@ -77,29 +94,6 @@ class Chat:
             .execution_options(populate_existing=True)
         )
 
-    async def _page(
-        self,
-        model: type[Contact | Conversation | Message],
-        conditions: Sequence[ColumnElement[bool]],
-        order: Sequence[Any],
-        offset: int,
-        limit: int,
-        *columns: Any,
-    ) -> tuple[list[Any], int]:
-        """A page of ``model`` rows (with ``columns``) and the exact total. The page's
-        ids are chosen on the table alone, which an index can serve, and only those
-        rows are loaded with their joined relationships and ``columns``."""
-        total = await self.session.scalar(
-            select(func.count()).select_from(model).where(*conditions)
-        )
-        page = (
-            select(model.id).where(*conditions).order_by(*order).offset(offset).limit(limit)
-        ).subquery()
-        rows = await self.session.execute(
-            select(model, *columns).join(page, page.c.id == model.id).order_by(*order)
-        )
-        return list(rows.unique().all()), total or 0
-
     # Conversations ------------------------------------------------------------------
 
     async def conversation(self, conversation_id: int) -> Conversation:
@@ -107,31 +101,6 @@ class Chat:
         if conversation is None:
             raise NotFound(f"Conversation {conversation_id} not found")
         return conversation
-
-    async def list_conversations(
-        self,
-        *,
-        status: str | None,
-        inbox_id: int | None,
-        agent_id: int | None,
-        offset: int,
-        limit: int,
-    ) -> tuple[list[schemas.Conversation], int]:
-        conditions: list[ColumnElement[bool]] = [Conversation.account_id == self.account_id]
-        if status is not None:
-            conditions.append(Conversation.status == status)
-        if inbox_id is not None:
-            conditions.append(Conversation.inbox_id == inbox_id)
-        if agent_id is not None:
-            conditions.append(Conversation.agent_id == agent_id)
-        rows, total = await self._page(
-            Conversation,
-            conditions,
-            [Conversation.last_activity_at.desc(), Conversation.id.desc()],
-            offset,
-            limit,
-        )
-        return [conversation_view(row[0]) for row in rows], total
 
     async def _agent_for(self, requested: int) -> Agent:
         agent_id = requested
@@ -183,7 +152,11 @@ class Chat:
         await self._emit(CONVERSATION_CREATED, view)
         if data.message is not None and sender is not None:
             await self._add_message(
-                view.id, data.message.content, private=False, agent=sender, at=now
+                view.id,
+                data.message.content,
+                private=False,
+                sender=schemas.Sender("agent", sender.id, sender.name),
+                at=now,
             )
         return view
 
@@ -210,34 +183,39 @@ class Chat:
 
     # Messages -----------------------------------------------------------------------
 
-    async def list_messages(
-        self, conversation_id: int, *, offset: int, limit: int
-    ) -> tuple[list[schemas.Message], int]:
-        await self.conversation(conversation_id)
-        rows, total = await self._page(
-            Message, [Message.conversation_id == conversation_id], [Message.id], offset, limit
-        )
-        return [message_view(row[0]) for row in rows], total
-
     async def send_message(
         self, conversation_id: int, data: schemas.MessageCreate
     ) -> schemas.Message:
         """An outgoing message (or, ``private``, a note) of an agent."""
-        await self.conversation(conversation_id)
-        agent = (
-            await self.default_agent()
-            if data.agent_id is None
-            else await self._agent_for(data.agent_id)
-        )
+        sender = await self._sender(conversation_id, data.agent_id)
         return await self._add_message(
-            conversation_id, data.content, private=data.private, agent=agent, at=utcnow()
+            conversation_id, data.content, private=data.private, sender=sender, at=utcnow()
         )
+
+    async def _sender(self, conversation_id: int, agent_id: int | None) -> schemas.Sender:
+        """The agent a message in the conversation is sent as (``agent_id``, else the
+        default agent), found in the same statement that finds the conversation; 404
+        when the conversation is not the account's, 422 when the agent is missing."""
+        found = (
+            await self.session.execute(
+                DEFAULT_SENDER if agent_id is None else GIVEN_SENDER,
+                {"account_id": self.account_id, "conversation_id": conversation_id, "id": agent_id},
+            )
+        ).first()
+        if found is not None:
+            return schemas.Sender("agent", found[0], found[1])
+        await self.conversation(conversation_id)
+        if agent_id is None:
+            raise UnprocessableEntity(
+                "Cannot send a message: the account has no agent; create one or give agent_id"
+            )
+        raise UnprocessableEntity(f"Agent {agent_id} does not exist")
 
     async def receive_message(self, conversation_id: int, content: str) -> schemas.Message:
         """An incoming message of the conversation's contact (for the channels)."""
         conversation = await self.conversation(conversation_id)
         return await self._add_message(
-            conversation_id, content, private=False, contact=conversation.contact, at=utcnow()
+            conversation_id, content, private=False, sender=_contact(conversation), at=utcnow()
         )
 
     async def contact_writes(
@@ -276,7 +254,7 @@ class Chat:
             await self.session.flush()
             await self._emit(CONVERSATION_UPDATED, conversation_view(conversation))
         return await self._add_message(
-            conversation.id, content, private=False, contact=conversation.contact, at=utcnow()
+            conversation.id, content, private=False, sender=_contact(conversation), at=utcnow()
         )
 
     async def stream_backlog(self, contact_id: int, after_id: int, limit: int) -> list[Message]:
@@ -307,63 +285,53 @@ class Chat:
         *,
         private: bool,
         at: datetime,
-        agent: Agent | None = None,
-        contact: Contact | None = None,
+        sender: schemas.Sender,
     ) -> schemas.Message:
-        incoming = contact is not None
-        message = Message(
-            account_id=self.account_id,
-            conversation_id=conversation_id,
-            type="incoming" if incoming else "outgoing",
-            content=content,
-            private=private,
-            agent_id=agent.id if agent else None,
-            contact_id=contact.id if contact else None,
-            created_at=at,
-            delivery_attempts=0,
-        )
-        if not (incoming or private):
-            message.delivery_status, message.delivery_due_at = "pending", at
-        self.session.add(message)
+        """Insert the message and touch its conversation: two statements, then the
+        ``message.created`` event in the same transaction."""
+        incoming = sender.type == "contact"
+        pending = not (incoming or private)
+        message_id = (
+            await self.session.execute(
+                INSERT_MESSAGE,
+                {
+                    "account_id": self.account_id,
+                    "conversation_id": conversation_id,
+                    "type": "incoming" if incoming else "outgoing",
+                    "content": content,
+                    "private": private,
+                    "agent_id": None if incoming else sender.id,
+                    "contact_id": sender.id if incoming else None,
+                    "created_at": at,
+                    "delivery_status": "pending" if pending else None,
+                    "delivery_attempts": 0,
+                    "delivery_due_at": at if pending else None,
+                },
+            )
+        ).scalar_one()
         # An incoming message is unread until an agent writes in the conversation.
-        unread = Conversation.unread_count + 1 if incoming else 0
         await self.session.execute(
-            update(Conversation)
-            .where(Conversation.id == conversation_id)
-            .values(unread_count=unread, last_activity_at=at, updated_at=at)
+            TOUCH_ON_INCOMING if incoming else TOUCH_ON_OUTGOING,
+            {"conversation_id": conversation_id, "at": at},
         )
-        await self.session.flush()
-        message.agent = agent
-        message.contact = contact
-        view = message_view(message)
+        view = schemas.Message(
+            message_id,
+            conversation_id,
+            "incoming" if incoming else "outgoing",
+            content,
+            private,
+            sender,
+            at,
+        )
         await self._emit(MESSAGE_CREATED, view)
-        if message.delivery_status is not None and self.deliver is not None:
-            self.deliver(self.session, message.id)
+        if pending and self.deliver is not None:
+            self.deliver(self.session, message_id)
         return view
 
     # Contacts -----------------------------------------------------------------------
 
     def _contacts(self) -> Select[Any]:
-        return select(Contact, _conversation_count()).where(Contact.account_id == self.account_id)
-
-    async def list_contacts(
-        self, q: str, *, offset: int, limit: int
-    ) -> tuple[list[schemas.Contact], int]:
-        conditions: list[ColumnElement[bool]] = [Contact.account_id == self.account_id]
-        if q:
-            pattern = f"%{escape_like(q)}%"
-            conditions.append(
-                or_(
-                    *(
-                        column.ilike(pattern, escape="\\")
-                        for column in (Contact.name, Contact.email, Contact.phone)
-                    )
-                )
-            )
-        rows, total = await self._page(
-            Contact, conditions, [Contact.id], offset, limit, _conversation_count()
-        )
-        return [contact_view(contact, count) for contact, count in rows], total
+        return select(Contact, conversation_count()).where(Contact.account_id == self.account_id)
 
     async def contact(self, contact_id: int) -> schemas.Contact:
         row = (await self.session.execute(self._contacts().where(Contact.id == contact_id))).first()
@@ -396,12 +364,6 @@ class Chat:
 
     # Agents and inboxes ---------------------------------------------------------------
 
-    async def list_agents(self) -> list[schemas.Agent]:
-        agents = await self.session.scalars(
-            select(Agent).where(Agent.account_id == self.account_id).order_by(Agent.id)
-        )
-        return [agent_view(agent) for agent in agents]
-
     async def create_agent(self, data: schemas.AgentCreate) -> schemas.Agent:
         agent = Agent(
             account_id=self.account_id,
@@ -413,12 +375,6 @@ class Chat:
         )
         await self._insert(agent, f"An agent with email {data.email} already exists")
         return agent_view(agent)
-
-    async def list_inboxes(self) -> list[schemas.Inbox]:
-        inboxes = await self.session.scalars(
-            select(Inbox).where(Inbox.account_id == self.account_id).order_by(Inbox.id)
-        )
-        return [inbox_view(inbox) for inbox in inboxes]
 
     async def create_inbox(self, name: str, channel_type: str, *, enabled: bool = True) -> int:
         inbox = Inbox(

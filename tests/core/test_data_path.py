@@ -1,0 +1,295 @@
+"""The kit's data path: reads in one statement into Structs, SQLite statements in one
+thread hop with writers taking turns, and pooled connections pinged only when idle."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import msgspec
+import pytest
+from sqlalchemy import Integer, String, bindparam, func, insert, select, text, update
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from tollway import Paged, columns_of, count_of
+from tollway.db import Database, UTCDateTime, unavailable
+from tollway.db import database as database_module
+from tollway.db import sqlite as sqlite_module
+from tollway.testing import Backend
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Item(Base):
+    __tablename__ = "test_data_path_items"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(Integer, index=True)
+    name: Mapped[str] = mapped_column(String(50))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ItemView(msgspec.Struct):
+    id: int
+    name: str
+    created_at: datetime
+
+
+ACCOUNT = bindparam("account_id")
+_OWNED = Item.account_id == ACCOUNT
+PAGE = Paged(
+    select(*columns_of(Item, ItemView))
+    .where(_OWNED)
+    .order_by(Item.id)
+    .offset(bindparam("offset"))
+    .limit(bindparam("limit")),
+    count_of(Item, _OWNED),
+)
+ONE = select(*columns_of(Item, ItemView)).where(Item.id == bindparam("id"), _OWNED)
+
+
+@pytest.fixture
+async def database(backend: Backend) -> AsyncIterator[Database]:
+    database = Database(backend.database_url)
+    async with database.engine.begin() as connection:
+        await connection.run_sync(Base.metadata.drop_all)
+        await connection.run_sync(Base.metadata.create_all)
+        await connection.execute(
+            insert(Item),
+            [
+                {
+                    "account_id": 1 if n < 30 else 2,
+                    "name": f"item {n}",
+                    "created_at": START + timedelta(minutes=n),
+                }
+                for n in range(35)
+            ],
+        )
+    try:
+        yield database
+    finally:
+        async with database.engine.begin() as connection:
+            await connection.run_sync(Base.metadata.drop_all)
+        await database.dispose()
+
+
+async def test_a_page_and_its_total_come_from_one_statement(database: Database) -> None:
+    items, total = await database.reads.page(PAGE, ItemView, account_id=1, offset=10, limit=5)
+    assert total == 30
+    assert [item.id for item in items] == [11, 12, 13, 14, 15]
+    assert items[0] == ItemView(11, "item 10", START + timedelta(minutes=10))
+    # The column types still apply: times come back aware, in UTC.
+    assert items[0].created_at.tzinfo is not None
+
+    other, other_total = await database.reads.page(PAGE, ItemView, account_id=2, offset=0, limit=50)
+    assert (len(other), other_total) == (5, 5)
+
+
+async def test_a_page_past_the_end_still_has_its_total(database: Database) -> None:
+    assert await database.reads.page(PAGE, ItemView, account_id=1, offset=30, limit=5) == (
+        [],
+        30,
+    )
+    assert await database.reads.page(PAGE, ItemView, account_id=9, offset=0, limit=5) == ([], 0)
+
+
+async def test_first_all_and_scalar(database: Database) -> None:
+    reads = database.reads
+    assert await reads.first(ONE, ItemView, id=3, account_id=1) == ItemView(
+        3, "item 2", START + timedelta(minutes=2)
+    )
+    # Another account's row is simply not found.
+    assert await reads.first(ONE, ItemView, id=3, account_id=2) is None
+    names = await reads.all(
+        select(Item.name).where(_OWNED).order_by(Item.id.desc()), str, account_id=2
+    )
+    assert names == [f"item {n}" for n in range(34, 29, -1)]
+    assert await reads.scalar(select(func.max(Item.id)).where(_OWNED), account_id=1) == 30
+
+
+async def test_reads_see_what_was_committed_since(database: Database) -> None:
+    statement = select(func.count()).select_from(Item).where(_OWNED)
+    assert await database.reads.scalar(statement, account_id=3) == 0
+    async with database.transaction() as session:
+        await session.execute(insert(Item).values(account_id=3, name="new", created_at=START))
+    assert await database.reads.scalar(statement, account_id=3) == 1
+
+
+# SQLite -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sqlite_database(tmp_path: Any) -> Database:
+    return Database(f"sqlite+aiosqlite:///{tmp_path}/data-path.db")
+
+
+async def test_a_sqlite_statement_is_one_trip_to_the_thread(
+    sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = sqlite_database
+    async with database.engine.begin() as connection:
+        await connection.run_sync(Base.metadata.create_all)
+    trips: list[str] = []
+    original = sqlite_module._execute
+
+    def counted(connection: Any, operation: str, parameters: Any, many: bool) -> Any:
+        trips.append(operation.split()[0])
+        return original(connection, operation, parameters, many)
+
+    monkeypatch.setattr(sqlite_module, "_execute", counted)
+    try:
+        async with database.transaction() as session:
+            inserted = await session.execute(
+                insert(Item).values(account_id=1, name="a", created_at=START).returning(Item.id)
+            )
+            first_id = inserted.scalar_one()
+            connection = await session.connection()
+            many = await connection.execute(
+                insert(Item),
+                [{"account_id": 1, "name": n, "created_at": START} for n in "bcd"],
+            )
+            assert many.rowcount == 3
+            changed = await connection.execute(
+                update(Item).where(Item.account_id == 1).values(name="z")
+            )
+            assert changed.rowcount == 4
+            names = (await session.execute(select(Item.name).order_by(Item.id))).scalars()
+            assert list(names) == ["z"] * 4
+        assert first_id == 1
+        assert trips == ["INSERT", "INSERT", "UPDATE", "SELECT"]
+    finally:
+        await database.dispose()
+
+
+async def test_sqlite_statement_errors_are_the_drivers(sqlite_database: Database) -> None:
+    database = sqlite_database
+    try:
+        with pytest.raises(OperationalError, match="no such table") as raised:
+            async with database.transaction() as session:
+                await session.execute(text("SELECT * FROM no_such_table"))
+        assert not unavailable(raised.value)
+    finally:
+        await database.dispose()
+
+
+async def test_turns_are_first_come_first_served() -> None:
+    turns = sqlite_module.Turns()
+    first = await turns.take()
+    order: list[int] = []
+
+    async def writer(n: int) -> None:
+        lock = await turns.take()
+        order.append(n)
+        lock.release()
+
+    waiting = [asyncio.create_task(writer(n)) for n in range(5)]
+    await asyncio.sleep(0)
+    assert order == []
+    first.release()
+    await asyncio.gather(*waiting)
+    assert order == [0, 1, 2, 3, 4]
+
+
+async def test_a_writer_waits_for_its_turn_no_longer_than_the_busy_timeout(
+    sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = sqlite_database
+    async with database.engine.begin() as connection:
+        await connection.run_sync(Base.metadata.create_all)
+    monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT", 0.05)
+    trips: list[str] = []
+    original = sqlite_module._execute
+
+    def counted(connection: Any, operation: str, parameters: Any, many: bool) -> Any:
+        if not operation.startswith("PRAGMA"):  # a new connection's settings
+            trips.append(operation.split()[0])
+        return original(connection, operation, parameters, many)
+
+    monkeypatch.setattr(sqlite_module, "_execute", counted)
+    holder_wrote = asyncio.Event()
+    release = asyncio.Event()
+
+    async def holder() -> None:
+        async with database.transaction() as session:
+            await session.execute(insert(Item).values(account_id=1, name="h", created_at=START))
+            holder_wrote.set()
+            await release.wait()
+
+    holding = asyncio.create_task(holder())
+    try:
+        await holder_wrote.wait()
+        assert trips == ["INSERT"]
+        with pytest.raises(OperationalError, match="database is locked") as raised:
+            async with database.transaction() as session:
+                await session.execute(insert(Item).values(account_id=1, name="w", created_at=START))
+        assert unavailable(raised.value)
+        # It waited in the process, in line, not in SQLite's busy handler.
+        assert trips == ["INSERT"]
+        # Reads never wait for a turn.
+        assert await database.reads.scalar(select(func.count()).select_from(Item)) == 0
+    finally:
+        release.set()
+        await holding
+        await database.dispose()
+    assert holding.exception() is None
+
+
+# PostgreSQL ---------------------------------------------------------------------------
+
+
+async def _backend_pid(database: Database) -> int:
+    async with database.transaction() as session:
+        return int(await session.scalar(text("SELECT pg_backend_pid()")) or 0)
+
+
+async def _terminate(url: str, pid: int) -> None:
+    other = Database(url)
+    try:
+        async with other.transaction() as session:
+            await session.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    finally:
+        await other.dispose()
+
+
+async def test_an_idle_pooled_connection_is_pinged_and_replaced(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if backend.name != "postgresql":
+        pytest.skip("SQLite connections are files: nothing to ping")
+    monkeypatch.setattr(database_module, "IDLE_BEFORE_PING", 0.0)
+    database = Database(backend.database_url, pool_size=1, max_overflow=0)
+    try:
+        pid = await _backend_pid(database)
+        await _terminate(backend.database_url, pid)
+        # The pooled connection is dead; the ping finds out and a new one answers.
+        assert await _backend_pid(database) not in (0, pid)
+    finally:
+        await database.dispose()
+
+
+async def test_a_recently_used_connection_is_not_pinged(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side of the trade: no round trip for a connection in steady use, so a
+    connection killed between two quick requests fails the second one (and the pool
+    then replaces it)."""
+    if backend.name != "postgresql":
+        pytest.skip("SQLite connections are files: nothing to ping")
+    monkeypatch.setattr(database_module, "IDLE_BEFORE_PING", 3600.0)
+    database = Database(backend.database_url, pool_size=1, max_overflow=0)
+    try:
+        pid = await _backend_pid(database)
+        await _terminate(backend.database_url, pid)
+        with pytest.raises(DBAPIError) as raised:
+            await _backend_pid(database)
+        assert unavailable(raised.value)
+        assert await _backend_pid(database) not in (0, pid)
+    finally:
+        await database.dispose()
