@@ -6,13 +6,19 @@ One granian server (ASGI, 1 worker) per variant, all started in this run:
 * ``pipeline-memory`` - the tollway gateway with the in-memory rate limiter;
 * ``pipeline-redis``  - the same with the Redis rate limiter (``--skip-redis`` drops it;
   it is skipped with a note when Redis does not answer);
+* ``peer-litestar``   - what a Litestar team would write instead: Litestar's own
+  rate limiting middleware and an API-key guard (``peers:litestar_peer_app``);
+* ``peer-fastapi``    - the same on FastAPI with slowapi and an API-key dependency
+  (``peers:fastapi_peer_app``); ``--skip-peers`` drops both peers;
 * ``bare-uvicorn``    - only with ``--uvicorn``: bare on uvicorn, to compare servers.
 
 Each server is warmed up with a short wrk run, then the variants are measured in
 alternation (the order rotates every round) and the medians are reported, with each
-pipeline variant's throughput as a ratio of bare's from the same run. The targets are
-printed as PASS/MISS; the exit status is 0 either way, since benchmarks inform and
-tests decide. Run with ``nox -s bench`` or ``python bench/run.py --help``.
+variant's throughput as a ratio of bare's from the same run. Before measuring, every
+keyed variant must refuse a wrong key and send its rate limit headers with the right
+one. The targets are printed as PASS/MISS; the exit status is 0 either way, since
+benchmarks inform and tests decide. Run with ``nox -s bench`` or
+``python bench/run.py --help``.
 """
 
 from __future__ import annotations
@@ -25,12 +31,15 @@ import secrets
 import shutil
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
 import apps
+import peers
 from common import (
     Measured,
     Run,
@@ -51,6 +60,7 @@ from tollway.testing import redis_unreachable
 
 WARMUP_SECONDS = 3
 BARE = "bare"
+MEMORY = "pipeline-memory"
 _RESERVED = {"DATABASE_URL", "PLUGINS", "REDIS_URL", "RATE_LIMIT_PREFIX"}
 
 
@@ -61,12 +71,12 @@ class Variant(Measured):
     env: dict[str, str]
     target_ratio: float | None = None
     """The minimum throughput ratio to bare this variant should reach."""
+    limit_header: str | None = None
+    """The rate limit header a keyed variant answers with (lower case); ``None``: not keyed."""
+    peer: bool = False
+    """Not tollway: a variant pipeline-memory should be ahead of."""
     kind: ServerKind = "granian"
     server: Server | None = None
-
-    @property
-    def keyed(self) -> bool:
-        return self.target != "apps:bare_app"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -75,6 +85,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32, help="wrk connections (32)")
     parser.add_argument("--rounds", type=int, default=3, help="measurements per variant (3)")
     parser.add_argument("--skip-redis", action="store_true", help="leave out the Redis variant")
+    parser.add_argument(
+        "--skip-peers",
+        action="store_true",
+        help="leave out the Litestar and FastAPI peers (what a team would write instead)",
+    )
+    parser.add_argument(
+        "--litestar-window",
+        choices=peers.LITESTAR_WINDOWS,
+        default="second",
+        help="peer-litestar's rate limit window (second): Litestar's limiter costs more\n"
+        "per request the more requests its window has counted, so with day\n"
+        "its throughput falls as the run goes on",
+    )
     parser.add_argument(
         "--uvicorn",
         action="store_true",
@@ -103,7 +126,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 # --- setup -------------------------------------------------------------------------
 
 
-def variants(args: argparse.Namespace, database_url: str, redis_prefix: str) -> list[Variant]:
+def variants(
+    args: argparse.Namespace, database_url: str, redis_prefix: str, key: str
+) -> list[Variant]:
     gateway_env = {
         "TOLLWAY_DATABASE_URL": database_url,
         "TOLLWAY_PLUGINS": apps.PRODUCT,
@@ -116,13 +141,34 @@ def variants(args: argparse.Namespace, database_url: str, redis_prefix: str) -> 
     chosen = [
         Variant(BARE, "plain Litestar, same handler, no tollway", "apps:bare_app", {}),
         Variant(
-            "pipeline-memory",
+            MEMORY,
             "tollway pipeline, in-memory rate limiter",
             "apps:gateway_app",
             gateway_env,
             target_ratio=0.85,
+            limit_header="x-ratelimit-limit",
         ),
     ]
+    if not args.skip_peers:
+        peer_env = {peers.KEY_VARIABLE: key}
+        chosen += [
+            Variant(
+                "peer-litestar",
+                "Litestar's RateLimitMiddleware per key and an API-key guard",
+                "peers:litestar_peer_app",
+                {**peer_env, peers.WINDOW_VARIABLE: args.litestar_window},
+                limit_header="ratelimit-limit",
+                peer=True,
+            ),
+            Variant(
+                "peer-fastapi",
+                "FastAPI, slowapi per key and an API-key dependency",
+                "peers:fastapi_peer_app",
+                peer_env,
+                limit_header="x-ratelimit-limit",
+                peer=True,
+            ),
+        ]
     if args.uvicorn:
         chosen.append(
             Variant(
@@ -145,6 +191,7 @@ def variants(args: argparse.Namespace, database_url: str, redis_prefix: str) -> 
                     "TOLLWAY_RATE_LIMIT_PREFIX": redis_prefix,
                 },
                 target_ratio=0.75,
+                limit_header="x-ratelimit-limit",
             )
         )
     return chosen
@@ -158,9 +205,23 @@ def start(variant: Variant, log_dir: Path, headers: dict[str, str]) -> Server:
     variant.server = server
     server.start(apps.PATH, headers)
     answered = server.probe(apps.PATH, headers)
-    if variant.keyed and "x-ratelimit-limit" not in answered:
-        raise ServerError(f"{variant.name}: no rate limit headers, is the pipeline running?")
+    if variant.limit_header is not None:
+        if variant.limit_header not in answered:
+            raise ServerError(f"{variant.name}: no {variant.limit_header} header, no rate limit?")
+        refused = status(server, {"Authorization": "Bearer tw_wrong"})
+        if refused != 401:
+            raise ServerError(f"{variant.name}: a wrong key answered {refused}, not 401")
     return server
+
+
+def status(server: Server, headers: dict[str, str]) -> int:
+    """The status ``GET apps.PATH`` answers with ``headers``."""
+    request = urllib.request.Request(server.url(apps.PATH), headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return error.code
 
 
 def measure(
@@ -203,13 +264,28 @@ def report(chosen: list[Variant], args: argparse.Namespace, run: Run, notes: lis
         run.machine(),
         f"- Python {platform.python_version()}, granian {version('granian')} (ASGI, 1 worker), "
         f"litestar {version('litestar')}, redis-py {version('redis')}"
-        + (f", uvicorn {version('uvicorn')}" if args.uvicorn else ""),
+        + (f", uvicorn {version('uvicorn')}" if args.uvicorn else "")
+        + (
+            f", fastapi {version('fastapi')}, slowapi {version('slowapi')}"
+            if not args.skip_peers
+            else ""
+        ),
         f"- load: `wrk -t1 -c{args.connections} -d{args.duration}s --latency`, "
         f"{args.rounds} rounds in rotating order after a {WARMUP_SECONDS} s warm-up per "
         f"server; medians below; whole run {run.elapsed:.0f} s",
         f'- route: `GET {apps.PATH}` -> `{{"ok": true}}`; keyed variants send a valid key '
         f"(scope `{apps.SCOPE}`, plan of {apps.REQUESTS_PER_DAY:,} requests/day), and bare "
         "gets the same header",
+        *(
+            [
+                "- peers (`bench/peers.py`): the same key check (SHA-256, in-memory table) and "
+                "scope check, and a quota per key that never trips: Litestar's "
+                f"RateLimitMiddleware (window: 1 {args.litestar_window}) and a guard; FastAPI "
+                "with slowapi (window: 1 day) and a dependency"
+            ]
+            if not args.skip_peers
+            else []
+        ),
         *(
             [f"- gateway settings: {', '.join(f'`{item}`' for item in args.settings)}"]
             if args.settings
@@ -238,11 +314,22 @@ def targets(chosen: list[Variant]) -> str:
         if variant.target_ratio is None:
             continue
         value = ratio(variant, bare)
-        verdict = "PASS" if value >= variant.target_ratio else "MISS"
         verdicts.append(
-            f"{variant.name} >= {variant.target_ratio:.2f}: **{verdict}** ({value:.2f})"
+            f"{variant.name} >= {variant.target_ratio:.2f}: "
+            f"**{passed(value >= variant.target_ratio)}** ({value:.2f})"
         )
-    return "Targets (pipeline/bare throughput): " + "; ".join(verdicts)
+    memory = next(variant for variant in chosen if variant.name == MEMORY)
+    for peer in (variant for variant in chosen if variant.peer):
+        ours, theirs = ratio(memory, bare), ratio(peer, bare)
+        verdicts.append(
+            f"{memory.name} ahead of {peer.name}: **{passed(ours > theirs)}** "
+            f"({ours:.2f} against {theirs:.2f})"
+        )
+    return "Targets (throughput as a ratio to bare): " + "; ".join(verdicts)
+
+
+def passed(verdict: bool) -> str:
+    return "PASS" if verdict else "MISS"
 
 
 # --- main --------------------------------------------------------------------------
@@ -260,9 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"Redis at {args.redis_url} unreachable ({problem}): skipping the Redis variant")
         notes.append(f"Redis variant skipped: {args.redis_url} unreachable ({problem}).")
         args.skip_redis = True
-    chosen = variants(args, database_url, redis_prefix)
     try:
         key = asyncio.run(apps.prepare_database(database_url))
+        chosen = variants(args, database_url, redis_prefix, key)
         headers = {"Authorization": f"Bearer {key}"}
         with running([]) as servers:
             for variant in chosen:
