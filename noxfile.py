@@ -75,6 +75,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "bench/qr.py")
     session.run("python", "bench/webhooks.py")
     session.run("python", "bench/chat.py")
+    session.run("python", "bench/latency.py")
     session.run("tollway", "removebg", "models", "fetch")
     session.run("python", "bench/removebg.py")
     session.run("python", "bench/scale.py")

@@ -107,7 +107,9 @@ SCOPES = [
     "chat:messages:write",
 ]
 
-POST_SCRIPT = """\
+POST_BODY = '{"content": "Thanks for waiting, we are on it."}'
+"""What every post sends."""
+POST_SCRIPT = f"""\
 -- bench/chat.py: POST a message to a random conversation among the seeded ids.
 -- args: first id, last id, API key.
 local first, last
@@ -116,7 +118,7 @@ function init(args)
   last = tonumber(args[2])
   math.randomseed(os.time())
   wrk.method = "POST"
-  wrk.body = '{"content": "Thanks for waiting, we are on it."}'
+  wrk.body = '{POST_BODY}'
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["Authorization"] = "Bearer " .. args[3]
 end
@@ -376,6 +378,13 @@ def fetch(server: Server, path: str, headers: dict[str, str]) -> tuple[dict[str,
         return answered, json.loads(response.read())
 
 
+def limiter_env(backend: Backend, redis_url: str) -> dict[str, str]:
+    """The server settings of the backend's rate limiter: none for the in-memory one."""
+    if backend.redis_prefix is None:
+        return {}
+    return {"TOLLWAY_REDIS_URL": redis_url, "TOLLWAY_RATE_LIMIT_PREFIX": backend.redis_prefix}
+
+
 def start_server(
     backend: Backend, workdir: Path, args: argparse.Namespace, headers: dict[str, str]
 ) -> Server:
@@ -385,10 +394,8 @@ def start_server(
         "TOLLWAY_DEMO": "false",
         "TOLLWAY_AUTO_MIGRATE": "false",
         "TOLLWAY_CONFIG": str(write_config(workdir)),
+        **limiter_env(backend, args.redis_url),
     }
-    if backend.redis_prefix is not None:
-        env["TOLLWAY_REDIS_URL"] = args.redis_url
-        env["TOLLWAY_RATE_LIMIT_PREFIX"] = backend.redis_prefix
     server = Server(f"chat-{backend.name.lower()}", TARGET, env, workdir)
     server.start(apps.PATH, headers)
     answered, body = fetch(server, f"{CHAT}/conversations?limit={PAGE_SIZE}", headers)
@@ -478,7 +485,14 @@ def run_backend(backend: Backend, args: argparse.Namespace, workdir: Path) -> No
     backend.delivered = counts.get("sent", 0) - seeded.sent
 
 
-def run_postgres(backend: Backend, args: argparse.Namespace, workdir: Path) -> None:
+def run_postgres(
+    backend: Backend,
+    args: argparse.Namespace,
+    workdir: Path,
+    run: Callable[[Backend, argparse.Namespace, Path], None] = run_backend,
+) -> None:
+    """``run`` the backend on a throwaway PostgreSQL database and the Redis limiter
+    (under a prefix of its own, deleted afterwards); skipped when either is unreachable."""
     if problem := asyncio.run(redis_unreachable(args.redis_url)):
         backend.skipped = f"Redis at {args.redis_url} unreachable ({problem})"
         return
@@ -488,7 +502,7 @@ def run_postgres(backend: Backend, args: argparse.Namespace, workdir: Path) -> N
             backend.redis_prefix = f"tollway-bench-chat:{secrets.token_hex(6)}:"
             try:
                 backend.server_version = asyncio.run(postgres_version(url))
-                run_backend(backend, args, workdir)
+                run(backend, args, workdir)
             finally:
                 counted = asyncio.run(redis_drop(args.redis_url, backend.redis_prefix))
                 log(f"Redis counted {counted:,} hits under {backend.redis_prefix} (now deleted)")

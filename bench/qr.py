@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -230,13 +230,18 @@ def image_path(data: str, size: int) -> str:
     return f"{ROUTE}?size={size}&format=png&data={quote(data, safe='')}"
 
 
-def start_server(workdir: Path, database_url: str, size: int) -> Server:
+def start_server(
+    workdir: Path, database_url: str, size: int, extra_env: Mapping[str, str] | None = None
+) -> Server:
+    """The QR server on ``database_url`` (migrated), with ``extra_env`` (e.g. the Redis
+    limiter's settings); checks it serves the run's image."""
     env = {
         "TOLLWAY_DATABASE_URL": database_url,
         "TOLLWAY_PLUGINS": "qr",
         "TOLLWAY_DEMO": "false",
         "TOLLWAY_AUTO_MIGRATE": "false",
         "TOLLWAY_CONFIG": str(write_config(workdir)),
+        **(extra_env or {}),
     }
     server = Server("qr", TARGET, env, workdir)
     hit = image_path(HIT_DATA, size)
