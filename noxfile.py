@@ -74,6 +74,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "bench/run.py", *session.posargs)
     session.run("python", "bench/qr.py")
     session.run("python", "bench/webhooks.py")
+    session.run("python", "bench/datapath.py")
     session.run("python", "bench/chat.py")
     session.run("python", "bench/latency.py")
     session.run("tollway", "removebg", "models", "fetch")
