@@ -72,10 +72,16 @@ class Case:
     body: bytes | None = None
     rounds: list[float] = field(default_factory=list)
     """Milliseconds per request, one figure per round."""
+    cpu: list[float] = field(default_factory=list)
+    """CPU milliseconds of this process (every thread) per request, one per round."""
 
     @property
     def median_ms(self) -> float:
         return statistics.median(self.rounds)
+
+    @property
+    def median_cpu_ms(self) -> float:
+        return statistics.median(self.cpu)
 
 
 @dataclass
@@ -156,11 +162,15 @@ async def send(http: httpx.AsyncClient, case: Case, n: int) -> None:
         raise RuntimeError(f"{case.name}: HTTP {response.status_code} {response.text[:300]}")
 
 
-async def run_case(http: httpx.AsyncClient, case: Case, requests: int) -> float:
-    started = time.perf_counter()
+async def run_case(http: httpx.AsyncClient, case: Case, requests: int) -> tuple[float, float]:
+    """Wall and CPU milliseconds per request."""
+    started, cpu = time.perf_counter(), time.process_time()
     for n in range(requests):
         await send(http, case, n)
-    return (time.perf_counter() - started) * 1000 / requests
+    return (
+        (time.perf_counter() - started) * 1000 / requests,
+        (time.process_time() - cpu) * 1000 / requests,
+    )
 
 
 async def measure(backend: Backend, args: argparse.Namespace, workdir: Path) -> None:
@@ -176,7 +186,9 @@ async def measure(backend: Backend, args: argparse.Namespace, workdir: Path) -> 
         for round_ in range(args.rounds):
             shift = round_ % len(backend.cases)
             for case in backend.cases[shift:] + backend.cases[:shift]:
-                case.rounds.append(await run_case(http, case, args.requests))
+                wall, cpu = await run_case(http, case, args.requests)
+                case.rounds.append(wall)
+                case.cpu.append(cpu)
             log(
                 f"{backend.name} round {round_ + 1}: "
                 + ", ".join(f"{case.name} {case.rounds[-1]:.2f} ms" for case in backend.cases)
@@ -239,20 +251,20 @@ def report(backends: list[Backend], args: argparse.Namespace, run: Run) -> str:
         run.machine(),
         "- versions: " + ", ".join(f"{name} {value}" for name, value in versions().items()),
         "",
-        "| backend | case | ms per request (median) | rounds | ratio to ping |",
-        "|---|---|---:|---|---:|",
+        "| backend | case | ms per request (median) | rounds | ratio to ping | CPU ms |",
+        "|---|---|---:|---|---:|---:|",
     ]
     verdicts: list[str] = []
     for backend in backends:
         if backend.skipped:
-            lines.append(f"| {backend.name} | skipped: {backend.skipped} | | | |")
+            lines.append(f"| {backend.name} | skipped: {backend.skipped} | | | | |")
             continue
         ping = backend.cases[0].median_ms
         for case in backend.cases:
             rounds = ", ".join(f"{value:.2f}" for value in case.rounds)
             lines.append(
                 f"| {backend.name} | {case.name} | {case.median_ms:.2f} | {rounds} "
-                f"| {case.median_ms / ping:.1f} |"
+                f"| {case.median_ms / ping:.1f} | {case.median_cpu_ms:.2f} |"
             )
         by_name = {case.name: case for case in backend.cases}
         verdicts.append(

@@ -114,6 +114,21 @@ async def test_first_all_and_scalar(database: Database) -> None:
     assert await reads.scalar(select(func.max(Item.id)).where(_OWNED), account_id=1) == 30
 
 
+async def test_literals_typed_parameters_and_expanded_lists(database: Database) -> None:
+    reads = database.reads
+    # A literal in the statement, and a datetime converted on its way to the database.
+    since = select(Item.id).where(
+        _OWNED, Item.created_at >= bindparam("since"), Item.name != "item 28"
+    )
+    ids = await reads.all(
+        since.order_by(Item.id), int, account_id=1, since=START + timedelta(minutes=27)
+    )
+    assert ids == [28, 30]
+    # A list SQLAlchemy expands when the statement runs.
+    listed = select(Item.id).where(Item.id.in_(bindparam("ids", expanding=True))).order_by(Item.id)
+    assert await reads.all(listed, int, ids=[2, 4, 40]) == [2, 4]
+
+
 async def test_reads_see_what_was_committed_since(database: Database) -> None:
     statement = select(func.count()).select_from(Item).where(_OWNED)
     assert await database.reads.scalar(statement, account_id=3) == 0

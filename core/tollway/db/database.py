@@ -90,7 +90,7 @@ class Database:
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self.reads = Reads(
             self.engine,
-            sqlite_url=self.url if self.is_sqlite and not _in_memory(self.url) else None,
+            sqlite_path=self.url.database if self.is_sqlite and not _in_memory(self.url) else None,
             on_connect=_sqlite_pragmas,
         )
 
@@ -105,7 +105,7 @@ class Database:
             yield session
 
     async def dispose(self) -> None:
-        self.reads.dispose()
+        await self.reads.dispose()
         await self.engine.dispose()
 
 

@@ -8,30 +8,102 @@ function building one. A list and its total come from one statement
 (:class:`Paged`). Statements are built once, with ``bindparam`` for the values of a
 request, and executed with those values.
 
-On PostgreSQL the statement runs on the gateway's async engine in autocommit mode:
-no ``BEGIN``, no ``COMMIT``, no reset round trip. On SQLite it runs on a synchronous
-``sqlite3`` connection in a small thread pool, so a read costs one hop to a thread,
-where aiosqlite makes one per cursor operation (open, execute, fetch, close) and
-two more for the transaction around it.
+SQLAlchemy compiles each statement once per database (:class:`_Compiled`): its SQL,
+the order of its parameters and the columns' type conversions. The statement then
+runs on the driver itself, which costs a fraction of SQLAlchemy's execution path
+(connection checkout and return, execution context, result object):
+
+* PostgreSQL: an asyncpg pool of the reads' own, in autocommit (no ``BEGIN``, no
+  ``COMMIT``, no reset on return), with asyncpg's prepared-statement cache;
+* SQLite: ``sqlite3`` connections used from a small thread pool, one hop to a thread
+  per read (WAL lets them read beside the writer);
+* anything else, an in-memory SQLite database, or a statement whose parameters
+  SQLAlchemy expands at execution (``IN`` lists): the gateway's async engine.
 """
 
 from __future__ import annotations
 
 import asyncio
+import queue
+import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
-from sqlalchemy import Engine, Row, Select, create_engine, event, func, select
-from sqlalchemy.engine import URL
+from sqlalchemy import Select, func, select
+from sqlalchemy.engine import URL, Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql.compiler import SQLCompiler
 
 T = TypeVar("T")
 AnySelect: TypeAlias = Select[*tuple[Any, ...]]
+Rows: TypeAlias = Sequence[Sequence[Any]]
 
 READ_THREADS = 4
 """SQLite readers run beside each other (WAL) in up to this many threads."""
+POSTGRES_READ_CONNECTIONS = 10
+"""The most connections the reads' own PostgreSQL pool opens, per process."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """A statement as one dialect runs it: its SQL, its parameters in order with their
+    conversions, and its columns' conversions (``None`` where there is none)."""
+
+    compiled: SQLCompiler
+    sql: str
+    names: tuple[str, ...]
+    binds: tuple[Callable[[Any], Any] | None, ...]
+    results: tuple[Callable[[Any], Any] | None, ...] | None
+
+    @classmethod
+    def of(cls, statement: AnySelect, dialect: Dialect) -> _Compiled | None:
+        """``None`` for a statement the driver cannot run as compiled (expanding
+        parameters are rendered at execution time)."""
+        compiled = statement.compile(dialect=dialect)
+        assert isinstance(compiled, SQLCompiler)
+        if "POSTCOMPILE" in compiled.string or compiled.positiontup is None:
+            return None
+        names = tuple(compiled.positiontup)
+        binds: list[Callable[[Any], Any] | None] = []
+        for name in names:
+            convert = compiled._bind_processors.get(name)
+            if convert is not None and not callable(convert):
+                return None  # a tuple's elements, converted one by one
+            binds.append(convert)
+        results = tuple(
+            column.type._cached_result_processor(dialect, None)
+            for column in statement.selected_columns
+        )
+        return cls(
+            compiled,
+            compiled.string,
+            names,
+            tuple(binds),
+            results if any(results) else None,
+        )
+
+    def arguments(self, params: dict[str, Any]) -> list[Any]:
+        values = self.compiled.construct_params(params)
+        return [
+            values[name] if convert is None else convert(values[name])
+            for name, convert in zip(self.names, self.binds, strict=True)
+        ]
+
+    def converted(self, rows: Rows) -> Rows:
+        if self.results is None:
+            return rows
+        conversions = [(i, convert) for i, convert in enumerate(self.results) if convert]
+        converted = []
+        for row in rows:
+            values = list(row)
+            for i, convert in conversions:
+                values[i] = convert(values[i])
+            converted.append(values)
+        return converted
 
 
 class Reads:
@@ -41,47 +113,37 @@ class Reads:
         self,
         engine: AsyncEngine,
         *,
-        sqlite_url: URL | None = None,
+        sqlite_path: str | None = None,
         on_connect: Callable[[Any, Any], None] | None = None,
     ) -> None:
-        """``engine`` is the gateway's; with ``sqlite_url`` reads go to a synchronous
-        engine on that file instead, whose new connections get ``on_connect``."""
+        """``engine`` is the gateway's. Reads of a PostgreSQL database go to a pool of
+        their own on the same server; with ``sqlite_path``, reads of that file go to
+        ``sqlite3`` connections that get ``on_connect`` when opened."""
         self._engine = engine.execution_options(isolation_level="AUTOCOMMIT")
-        self._sync: Engine | None = None
-        self._threads: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-        if sqlite_url is not None:
-            self._sync = create_engine(
-                sqlite_url.set(drivername="sqlite+pysqlite"),
-                connect_args={"check_same_thread": False},
-                pool_size=READ_THREADS,
-                max_overflow=0,
-            )
-            if on_connect is not None:
-                event.listen(self._sync, "connect", on_connect)
-
-    async def _rows(self, statement: AnySelect, params: dict[str, Any]) -> Sequence[Row[Any]]:
-        if self._sync is None:
-            async with self._engine.connect() as connection:
-                rows: Sequence[Row[Any]] = (await connection.execute(statement, params)).all()
-                return rows
-        return await asyncio.get_running_loop().run_in_executor(
-            self._executor(), self._sync_rows, statement, params
+        self._dialect = engine.dialect
+        self._compiled: weakref.WeakKeyDictionary[AnySelect, _Compiled | None] = (
+            weakref.WeakKeyDictionary()
         )
+        self._driver: _Postgres | _Sqlite | None = None
+        if sqlite_path is not None:
+            self._driver = _Sqlite(sqlite_path, on_connect)
+        elif engine.url.drivername == "postgresql+asyncpg":
+            self._driver = _Postgres(engine.url)
 
-    def _sync_rows(self, statement: AnySelect, params: dict[str, Any]) -> Sequence[Row[Any]]:
-        assert self._sync is not None
-        with self._sync.connect() as connection:
-            return connection.execute(statement, params).all()
+    def _prepared(self, statement: AnySelect) -> _Compiled | None:
+        try:
+            return self._compiled[statement]
+        except KeyError:
+            prepared = self._compiled[statement] = _Compiled.of(statement, self._dialect)
+            return prepared
 
-    def _executor(self) -> ThreadPoolExecutor:
-        if self._threads is None:
-            with self._lock:
-                if self._threads is None:
-                    self._threads = ThreadPoolExecutor(
-                        READ_THREADS, thread_name_prefix="tollway-reads"
-                    )
-        return self._threads
+    async def _rows(self, statement: AnySelect, params: dict[str, Any]) -> Rows:
+        prepared = self._prepared(statement) if self._driver is not None else None
+        if prepared is None or self._driver is None:
+            async with self._engine.connect() as connection:
+                return (await connection.execute(statement, params)).all()
+        rows = await self._driver.fetch(prepared.sql, prepared.arguments(params))
+        return prepared.converted(rows)
 
     async def all(self, statement: AnySelect, into: Callable[..., T], **params: Any) -> list[T]:
         """Every row of ``statement`` (its bound parameters given as ``params``), each
@@ -108,12 +170,104 @@ class Reads:
             return [into(*row[:-1]) for row in rows], int(rows[0][-1])
         return [], int(await self.scalar(query.total, **params) or 0)
 
-    def dispose(self) -> None:
-        if self._threads is not None:
-            self._threads.shutdown(wait=True)
-            self._threads = None
-        if self._sync is not None:
-            self._sync.dispose()
+    async def dispose(self) -> None:
+        if self._driver is not None:
+            await self._driver.close()
+
+
+class _Postgres:
+    """asyncpg connections of the reads' own, one pool per event loop."""
+
+    def __init__(self, url: URL) -> None:
+        self._dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._opening: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def _pool(self) -> Any:
+        import asyncpg  # type: ignore[import-untyped]
+
+        loop = asyncio.get_running_loop()
+        pool = self._pools.get(loop)
+        if pool is not None:
+            return pool
+        lock = self._opening.setdefault(loop, asyncio.Lock())
+        async with lock:
+            pool = self._pools.get(loop)
+            if pool is None:
+                pool = await asyncpg.create_pool(
+                    self._dsn, min_size=0, max_size=POSTGRES_READ_CONNECTIONS
+                )
+                self._pools[loop] = pool
+        return pool
+
+    async def fetch(self, sql: str, arguments: list[Any]) -> Rows:
+        pool = await self._pool()
+        async with pool.acquire() as connection:
+            rows: Rows = await connection.fetch(sql, *arguments)
+            return rows
+
+    async def close(self) -> None:
+        pools, self._pools = list(self._pools.items()), weakref.WeakKeyDictionary()
+        running = asyncio.get_running_loop()
+        for loop, pool in pools:
+            if loop is running:
+                await pool.close()
+            else:
+                pool.terminate()
+
+
+class _Sqlite:
+    """``sqlite3`` connections to one file, used one at a time from a thread pool."""
+
+    def __init__(self, path: str, on_connect: Callable[[Any, Any], None] | None) -> None:
+        self._path = path
+        self._on_connect = on_connect
+        self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._opened: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._threads: ThreadPoolExecutor | None = None
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="tollway-reads")
+            return self._threads
+
+    def _connection(self) -> sqlite3.Connection:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            connection = sqlite3.connect(self._path, check_same_thread=False)
+            if self._on_connect is not None:
+                self._on_connect(connection, None)
+            with self._lock:
+                self._opened.append(connection)
+            return connection
+
+    def _fetch(self, sql: str, arguments: list[Any]) -> Rows:
+        connection = self._connection()
+        try:
+            return connection.execute(sql, arguments).fetchall()
+        finally:
+            self._idle.put(connection)
+
+    async def fetch(self, sql: str, arguments: list[Any]) -> Rows:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor(), self._fetch, sql, arguments)
+
+    async def close(self) -> None:
+        with self._lock:
+            threads, self._threads = self._threads, None
+            opened, self._opened = self._opened, []
+        if threads is not None:
+            threads.shutdown(wait=True)
+        for connection in opened:
+            connection.close()
+        self._idle = queue.SimpleQueue()
 
 
 class Paged:
@@ -137,5 +291,5 @@ def columns_of(model: Any, struct: type[Any]) -> list[Any]:
 
 
 def count_of(model: Any, *conditions: Any) -> AnySelect:
-    """``SELECT count(*) FROM model WHERE conditions``: the ``total`` of :meth:`Reads.page`."""
+    """``SELECT count(*) FROM model WHERE conditions``: the ``total`` of :class:`Paged`."""
     return select(func.count()).select_from(model).where(*conditions)
