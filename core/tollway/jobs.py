@@ -15,6 +15,27 @@ log = logging.getLogger("tollway.jobs")
 
 JobFunction = Callable[..., Awaitable[None]]
 
+RESERVED_ARGUMENTS = frozenset(
+    {
+        "attempts", "completed", "error", "function", "group_key", "heartbeat", "key",
+        "kwargs", "meta", "priority", "progress", "queue", "queued", "result", "retries",
+        "retry_backoff", "retry_delay", "scheduled", "started", "status", "timeout",
+        "touched", "ttl", "worker_id",
+    }
+)  # fmt: skip
+"""Names a job's arguments must not have: SAQ takes them as its own settings of the
+job (a job argument ``attempts`` would silently become SAQ's attempt counter), so every
+queue refuses them, the in-process one included, to fail in tests on any backend."""
+
+
+def check_arguments(name: str, kwargs: dict[str, Any]) -> None:
+    """Refuse job arguments a queue would not pass on unchanged."""
+    clashes = sorted(RESERVED_ARGUMENTS.intersection(kwargs))
+    if clashes:
+        raise ValueError(
+            f"job {name!r}: argument names {clashes} are reserved by the job queue; rename them"
+        )
+
 
 class JobQueue(Protocol):
     def register(self, name: str, function: JobFunction) -> None:
@@ -22,7 +43,8 @@ class JobQueue(Protocol):
         ...
 
     async def enqueue(self, name: str, /, **kwargs: Any) -> None:
-        """Run job ``name`` with ``kwargs`` in the background, soon."""
+        """Run job ``name`` with ``kwargs`` in the background, soon. ``kwargs`` must be
+        JSON-able and not named in :data:`RESERVED_ARGUMENTS`."""
         ...
 
     async def depth(self) -> int:
@@ -57,6 +79,7 @@ class InProcessJobQueue:
     async def enqueue(self, name: str, /, **kwargs: Any) -> None:
         if name not in self._functions:
             raise KeyError(f"unknown job {name!r}")
+        check_arguments(name, kwargs)
         await self._queue.put((name, kwargs))
 
     async def depth(self) -> int:

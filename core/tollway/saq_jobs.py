@@ -21,7 +21,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from tollway.jobs import JobFunction
+from tollway.jobs import JobFunction, check_arguments
 
 if TYPE_CHECKING:
     from saq import Worker
@@ -132,6 +132,7 @@ class SaqJobQueue:
     async def enqueue(self, name: str, /, **kwargs: Any) -> None:
         if name not in self._functions:
             raise KeyError(f"unknown job {name!r}")
+        check_arguments(name, kwargs)
         queue = self._connect()
         await queue.enqueue(
             name,

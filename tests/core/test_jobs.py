@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tollway.jobs import InProcessJobQueue
+from tollway.jobs import RESERVED_ARGUMENTS, InProcessJobQueue
 
 
 async def test_jobs_run_in_the_background_with_their_arguments() -> None:
@@ -53,3 +53,23 @@ async def test_unknown_and_duplicate_jobs_are_refused() -> None:
         queue.register("job", job)
     with pytest.raises(KeyError, match="nope"):
         await queue.enqueue("nope")
+
+
+async def test_arguments_the_queue_would_take_for_itself_are_refused() -> None:
+    queue = InProcessJobQueue()
+
+    async def job(**_: object) -> None:
+        return None
+
+    queue.register("job", job)
+    with pytest.raises(ValueError, match=r"\['attempts'\] are reserved"):
+        await queue.enqueue("job", message_id=1, attempts=2)
+
+
+def test_the_reserved_names_are_saqs_job_fields() -> None:
+    """SAQ would read these keyword arguments as the job's own settings."""
+    import dataclasses
+
+    import saq
+
+    assert {field.name for field in dataclasses.fields(saq.Job)} == RESERVED_ARGUMENTS

@@ -4,10 +4,12 @@ An outgoing, non-private message is stored ``pending`` and due at once, in the s
 transaction that adds it: the message row is its own outbox entry (the core's
 ``LeasedColumns`` and ``Poller``). Every gateway process polls for due messages every
 ``[products.chat.settings] delivery_poll_interval`` seconds (default 2), and at once
-when a transaction that added one commits; it leases what it finds and hands each to
-job ``chat.deliver`` (``gateway.jobs``). The job renews the lease, loads message,
-conversation, inbox and contact, sends through the channel and records the outcome on
-the message: ``delivery_status`` pending -> sent | failed, ``delivery_attempts``,
+when a transaction that added one commits; it leases what it finds, reads what sending
+needs (message, conversation, inbox, contact and agent) in one statement, and hands
+each message to job ``chat.deliver`` (``gateway.jobs``) with its lease. The job sends
+through the channel (renewing the lease and reading the message again first only if it
+waited in the queue until little of the lease was left) and records the outcome on the
+message: ``delivery_status`` pending -> sent | failed, ``delivery_attempts``,
 ``delivery_error``. A failed send becomes due again after the next delay of
 ``delivery_retry_schedule`` (seconds, default ``[1, 5, 30, 120, 600]``); after the last
 one the message is ``failed``, and so it is at once when the channel says retrying
@@ -24,16 +26,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, update
+import msgspec
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import LeasedColumns, Poller, claim_due, renew, utcnow
 from tollway_chat.bus import StreamBus, stream_bus
 from tollway_chat.channels import Channel, ChannelError, OutboundMessage
-from tollway_chat.models import Conversation, Inbox, Message
+from tollway_chat.models import Agent, Contact, Conversation, Inbox, Message
 from tollway_chat.settings import ChatSettings
 
 if TYPE_CHECKING:
@@ -48,6 +51,9 @@ LEASE = timedelta(seconds=60)
 """How long one attempt may hold a message: channels time out well within it (SMTP's
 ``smtp_timeout`` defaults to 10 s)."""
 
+LEASE_MARGIN = timedelta(seconds=30)
+"""An attempt starting with less than this left of its lease renews it first."""
+
 LEASED = LeasedColumns(
     model=Message,
     id=Message.id,
@@ -56,6 +62,66 @@ LEASED = LeasedColumns(
     lease_until=Message.delivery_lease_until,
     lease_token=Message.delivery_lease_token,
 )
+
+
+OUTBOUND = (
+    select(
+        Message.id,
+        Message.account_id,
+        Conversation.id,
+        Inbox.id,
+        Inbox.name,
+        Inbox.channel_type,
+        Contact.id,
+        Contact.name,
+        Contact.email,
+        Contact.phone,
+        Agent.name,
+        Message.content,
+        Message.created_at,
+        Message.delivery_attempts,
+    )
+    .join(Conversation, Conversation.id == Message.conversation_id)
+    .join(Inbox, Inbox.id == Conversation.inbox_id)
+    .join(Contact, Contact.id == Conversation.contact_id)
+    .outerjoin(Agent, Agent.id == Message.agent_id)
+    .where(Message.id.in_(bindparam("ids", expanding=True)))
+    .order_by(Message.id)
+)
+"""What sending the messages ``ids`` needs, with their attempts so far."""
+
+
+def _outbound(
+    id: int,
+    account_id: int,
+    conversation_id: int,
+    inbox_id: int,
+    inbox_name: str,
+    channel_type: str,
+    contact_id: int,
+    contact_name: str,
+    contact_email: str | None,
+    contact_phone: str | None,
+    agent_name: str | None,
+    content: str,
+    created_at: datetime,
+    attempts: int,
+) -> tuple[OutboundMessage, int]:
+    return OutboundMessage(
+        id=id,
+        account_id=account_id,
+        conversation_id=conversation_id,
+        inbox_id=inbox_id,
+        inbox_name=inbox_name,
+        channel_type=channel_type,
+        contact_id=contact_id,
+        contact_name=contact_name,
+        contact_email=contact_email,
+        contact_phone=contact_phone,
+        agent_name=agent_name,
+        content=content,
+        created_at=created_at.isoformat(),
+    ), attempts
 
 
 class Delivery:
@@ -94,12 +160,25 @@ class Delivery:
         self.poller.wake_after_commit(session)
 
     async def dispatch_due(self) -> int:
-        """Lease up to a batch of due messages and enqueue their attempts."""
+        """Lease up to a batch of due messages, read what sending them needs in one
+        statement, and enqueue their attempts with it."""
         token, claimed = await claim_due(
             self.gateway.database, LEASED, lease=LEASE, limit=BATCH_SIZE
         )
-        for message_id in claimed:
-            await self.gateway.jobs.enqueue(JOB, message_id=message_id, lease_token=token)
+        if not claimed:
+            return 0
+        leased_until = (utcnow() + LEASE).isoformat()
+        for outbound, attempts in await self.gateway.database.reads.all(
+            OUTBOUND, _outbound, ids=claimed
+        ):
+            await self.gateway.jobs.enqueue(
+                JOB,
+                message_id=outbound.id,
+                lease_token=token,
+                outbound=msgspec.to_builtins(outbound),
+                attempts_before=attempts,
+                leased_until=leased_until,
+            )
         return len(claimed)
 
     # The job ------------------------------------------------------------------------
@@ -112,34 +191,15 @@ class Delivery:
         return self._channels[channel_type]
 
     async def _claimed(self, message_id: int, lease_token: str) -> tuple[OutboundMessage, int]:
+        """Renew the lease and read the message: for an attempt whose lease may have run
+        out while it waited in the queue."""
         async with self.gateway.database.transaction() as session:
             if not await renew(session, LEASED, message_id, lease_token, LEASE):
                 raise LookupError("taken over or finished")
-            message, conversation, inbox = (
-                await session.execute(
-                    select(Message, Conversation, Inbox)
-                    .join(Conversation, Conversation.id == Message.conversation_id)
-                    .join(Inbox, Inbox.id == Conversation.inbox_id)
-                    .where(Message.id == message_id)
-                )
-            ).one()
-            contact = conversation.contact
-            outbound = OutboundMessage(
-                id=message.id,
-                account_id=message.account_id,
-                conversation_id=conversation.id,
-                inbox_id=inbox.id,
-                inbox_name=inbox.name,
-                channel_type=inbox.channel_type,
-                contact_id=contact.id,
-                contact_name=contact.name,
-                contact_email=contact.email,
-                contact_phone=contact.phone,
-                agent_name=message.agent.name if message.agent else None,
-                content=message.content,
-                created_at=message.created_at.isoformat(),
-            )
-            return outbound, message.delivery_attempts
+        found = await self.gateway.database.reads.first(OUTBOUND, _outbound, ids=[message_id])
+        if found is None:
+            raise LookupError("deleted")
+        return found
 
     async def _record(self, message_id: int, lease_token: str, values: dict[str, Any]) -> None:
         async with self.gateway.database.transaction() as session:
@@ -150,20 +210,36 @@ class Delivery:
                 .execution_options(synchronize_session=False)
             )
 
-    async def deliver(self, message_id: int, lease_token: str) -> None:
+    async def deliver(
+        self,
+        message_id: int,
+        lease_token: str,
+        outbound: dict[str, Any] | None = None,
+        attempts_before: int = 0,
+        leased_until: str | None = None,
+    ) -> None:
         """Job ``chat.deliver``: one attempt at sending ``message_id``, if its lease is
-        still ``lease_token``'s."""
+        still ``lease_token``'s. The dispatcher hands over the message as it read it
+        with the lease; a job that starts with less than :data:`LEASE_MARGIN` of that
+        lease left renews it and reads the message again first."""
+        fresh = leased_until is not None and utcnow() + LEASE_MARGIN < datetime.fromisoformat(
+            leased_until
+        )
+        attempts = attempts_before
         try:
-            outbound, attempts = await self._claimed(message_id, lease_token)
+            if outbound is not None and fresh:
+                message = msgspec.convert(outbound, OutboundMessage)
+            else:
+                message, attempts = await self._claimed(message_id, lease_token)
         except LookupError:
             log.info("chat message %s was taken over or finished; skipped", message_id)
             return
         attempt = attempts + 1
         try:
-            channel = self.channel(outbound.channel_type)
+            channel = self.channel(message.channel_type)
             if channel is None:
-                raise LookupError(f"no channel for inbox type {outbound.channel_type!r}")
-            await channel.send(outbound)
+                raise LookupError(f"no channel for inbox type {message.channel_type!r}")
+            await channel.send(message)
         except Exception as error:
             text = f"{type(error).__name__}: {error}"[:2000]
             values: dict[str, Any] = {"delivery_attempts": attempt, "delivery_error": text}

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, TypeVar, cast
 
 import msgspec
-from sqlalchemy import Select, Table, bindparam, exists, insert, select, update
+from sqlalchemy import Executable, Result, Select, Table, bindparam, exists, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -83,6 +83,14 @@ class Chat:
         self.session = session
         self.account_id = account_id
         self.webhooks = webhooks
+
+    async def _core(
+        self, statement: Executable, params: dict[str, Any]
+    ) -> Result[*tuple[Any, ...]]:
+        """A Core statement on the transaction's connection, past the ORM session's
+        execution path (which it does not need: it maps no objects)."""
+        connection = await self.session.connection()
+        return await connection.execute(statement, params)
 
     async def _emit(self, event: str, data: msgspec.Struct) -> None:
         await self.webhooks.emit(self.session, self.account_id, event, msgspec.to_builtins(data))
@@ -197,7 +205,7 @@ class Chat:
         default agent), found in the same statement that finds the conversation; 404
         when the conversation is not the account's, 422 when the agent is missing."""
         found = (
-            await self.session.execute(
+            await self._core(
                 DEFAULT_SENDER if agent_id is None else GIVEN_SENDER,
                 {"account_id": self.account_id, "conversation_id": conversation_id, "id": agent_id},
             )
@@ -292,7 +300,7 @@ class Chat:
         incoming = sender.type == "contact"
         pending = not (incoming or private)
         message_id = (
-            await self.session.execute(
+            await self._core(
                 INSERT_MESSAGE,
                 {
                     "account_id": self.account_id,
@@ -310,7 +318,7 @@ class Chat:
             )
         ).scalar_one()
         # An incoming message is unread until an agent writes in the conversation.
-        await self.session.execute(
+        await self._core(
             TOUCH_ON_INCOMING if incoming else TOUCH_ON_OUTGOING,
             {"conversation_id": conversation_id, "at": at},
         )
