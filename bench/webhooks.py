@@ -20,9 +20,11 @@ server answers: a temporary database, created and dropped like ``tollway.testing
 * ``burst NxM``     - ``--events`` events committed as fast as possible, ``M`` per
   transaction (``--per-transaction``, default 100, and 1): throughput is events over
   the time from the first transaction's start to the last receipt.
-* ``paced``         - ``--rate`` events/s (default 50, below what one process
-  delivers, then 200, above it) for ``--seconds`` s, one per transaction, on an
-  absolute schedule: latency under steady load, and what happens past capacity.
+* ``paced``         - ``--rate`` events/s (default 50 and 200) for ``--seconds`` s,
+  one per transaction, on an absolute schedule: latency under steady load.
+* ``backlog``       - ``--events`` events committed while the dispatcher is stopped,
+  then it starts: the dispatcher's own rate, with no emitting in the process. Its
+  throughput and latencies count from the dispatcher's start.
 
 Latency is from the commit of the emitting transaction (the moment its ``async with``
 block exits) to the receiver holding the verified delivery. Settings are the
@@ -31,8 +33,11 @@ poll is the safety net) apart from ``webhooks_allow_private_addresses`` (loopbac
 ``webhooks_ca_file``. The job queue is the default in-process one, with its default
 concurrency, subclassed only to time each job (``--concurrency`` changes it).
 
-Measurements, not tests: nothing passes or fails. Run with ``python bench/webhooks.py``
-(``--help`` for the options); the report goes to stdout and bench/results/webhooks.md.
+The target (issue 13): one process dispatches at least ``TARGET_RATE`` deliveries/s
+to a keep-alive receiver, judged on the backlog scenario and printed as PASS/MISS; the
+exit status is 0 whatever the verdict, 1 only if the run could not measure. Run with
+``python bench/webhooks.py`` (``--help`` for the options); the report goes to stdout
+and bench/results/webhooks.md.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -83,9 +89,11 @@ from tollway.webhooks.dispatcher import BATCH_SIZE
 from tollway.webhooks.models import WebhookDelivery
 from tollway.webhooks.signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER
 from tollway.webhooks.testing import WebhookTestReceiver, make_certificate
-from tollway.webhooks.transport import post, ssl_context
+from tollway.webhooks.transport import Connections, post, ssl_context
 
 EVENT = "bench.event"
+TARGET_RATE = 500.0
+"""Deliveries/s one process must dispatch (the backlog scenario)."""
 WARMUP_EVENTS = 20
 MICRO_ROUNDS = 200
 WAIT_LIMIT = 120.0
@@ -384,7 +392,7 @@ class Result:
     queue_wait: list[float]
     """Enqueued to started (job queue concurrency)."""
     to_receipt: list[float]
-    """Job start to receipt: lease renewal, load, connect, TLS, request."""
+    """Job start to receipt: a pooled (or new) connection, the request."""
     record: list[float]
     """Receipt to job end: the response, then the outcome's transaction."""
     attempt_ms: float
@@ -399,8 +407,9 @@ class Result:
     receiver_cpu: float
 
     @property
-    def emit_rate(self) -> float:
-        return self.events / self.emit_seconds
+    def emit_rate(self) -> float | None:
+        """``None`` when the events were committed before the measurement."""
+        return self.events / self.emit_seconds if self.emit_seconds > 0 else None
 
     @property
     def throughput(self) -> float:
@@ -451,8 +460,12 @@ def paced(rate: float, seconds: float) -> Plan:
     return plan
 
 
-async def run_scenario(bench: Bench, name: str, plan: Plan) -> Result:
+async def run_scenario(
+    bench: Bench, name: str, plan: Plan, prepare: Prepare | None = None
+) -> Result:
     await bench.settled()
+    if prepare is not None:
+        await prepare(bench)
     before = bench.counters.snapshot()
     receiver_cpu = await bench.receiver.cpu_seconds()
     cpu = time.process_time()
@@ -517,10 +530,12 @@ async def run_scenario(bench: Bench, name: str, plan: Plan) -> Result:
 class Micro:
     handshake_ms: float
     post_ms: float
+    pooled_ms: float
 
 
 async def micro(receiver: ReceiverProcess, secret: str, ca_file: str) -> Micro:
-    """One TLS handshake, and one ``post()`` (what each attempt does), sequentially."""
+    """One TLS handshake, one ``post()`` on a new connection, and one
+    ``Connections.post()`` on a kept-alive connection (what each attempt does)."""
     context = ssl_context(ca_file)
     started = time.perf_counter()
     for _ in range(MICRO_ROUNDS):
@@ -531,27 +546,37 @@ async def micro(receiver: ReceiverProcess, secret: str, ca_file: str) -> Micro:
         with contextlib.suppress(OSError, ssl.SSLError):
             await writer.wait_closed()
     handshake = (time.perf_counter() - started) / MICRO_ROUNDS
+    connections = Connections(ca_file=ca_file, allow_private=True)
+    alone, pooled = partial(post, ca_file=ca_file, allow_private=True), connections.post
     ids = []
-    elapsed = 0.0
-    for index in range(MICRO_ROUNDS):
-        event_id = f"evt_micro{secrets.token_hex(8)}"
-        ids.append(event_id)
-        body = msgspec.json.encode(Envelope(event_id, EVENT, datetime.now(UTC), {"n": index}))
-        headers = {
-            "Content-Type": "application/json",
-            SIGNATURE_HEADER: sign_payload(secret, body),
-            EVENT_HEADER: EVENT,
-            DELIVERY_HEADER: f"dlv_micro{index}",
-        }
-        started = time.perf_counter()
-        attempt = await post(
-            receiver.url(), body, headers, time_limit=10, ca_file=ca_file, allow_private=True
-        )
-        elapsed += time.perf_counter() - started
-        if not attempt.succeeded:
-            raise BenchError(f"micro post failed: {attempt}")
+    elapsed = {alone: 0.0, pooled: 0.0}
+    try:
+        for send in (alone, pooled):
+            for index in range(MICRO_ROUNDS):
+                event_id = f"evt_micro{secrets.token_hex(8)}"
+                ids.append(event_id)
+                body = msgspec.json.encode(
+                    Envelope(event_id, EVENT, datetime.now(UTC), {"n": index})
+                )
+                headers = {
+                    "Content-Type": "application/json",
+                    SIGNATURE_HEADER: sign_payload(secret, body),
+                    EVENT_HEADER: EVENT,
+                    DELIVERY_HEADER: f"dlv_micro{index}",
+                }
+                started = time.perf_counter()
+                attempt = await send(receiver.url(), body, headers, time_limit=10)
+                elapsed[send] += time.perf_counter() - started
+                if not attempt.succeeded:
+                    raise BenchError(f"micro post failed: {attempt}")
+    finally:
+        await connections.close()
     await receiver.wait_for(ids)
-    return Micro(handshake * 1e3, elapsed / MICRO_ROUNDS * 1e3)
+    return Micro(
+        handshake * 1e3,
+        elapsed[alone] / MICRO_ROUNDS * 1e3,
+        elapsed[pooled] / MICRO_ROUNDS * 1e3,
+    )
 
 
 # --- one backend -------------------------------------------------------------------
@@ -566,15 +591,42 @@ class BackendRun:
     skipped: str | None = None
 
 
-def scenarios(args: argparse.Namespace) -> list[tuple[str, Plan]]:
-    plans: list[tuple[str, Plan]] = [
-        (f"one-at-a-time ({args.sequential})", one_at_a_time(args.sequential)),
+class Backlog:
+    """The backlog scenario: ``prepare`` commits the events with the dispatcher stopped
+    (before the measurement), the plan starts it."""
+
+    def __init__(self, events: int) -> None:
+        self.events = events
+        self.ids: list[str] = []
+
+    async def prepare(self, bench: Bench) -> None:
+        await bench.gateway.webhooks.stop()
+        self.ids = []
+        for first in range(0, self.events, BATCH_SIZE):
+            emitted, _ = await bench.emit(min(BATCH_SIZE, self.events - first))
+            self.ids += emitted
+
+    async def __call__(self, bench: Bench) -> tuple[dict[str, float], float]:
+        start = time.monotonic()
+        await bench.gateway.webhooks.start()
+        return dict.fromkeys(self.ids, start), start
+
+
+Prepare = Callable[[Bench], Awaitable[None]]
+"""Work a scenario needs done before its measurement starts."""
+
+
+def scenarios(args: argparse.Namespace) -> list[tuple[str, Plan, Prepare | None]]:
+    plans: list[tuple[str, Plan, Prepare | None]] = [
+        (f"one-at-a-time ({args.sequential})", one_at_a_time(args.sequential), None),
     ]
     for per in dict.fromkeys((args.per_transaction, 1)):
         label = f"burst {args.events // per}x{per}" if args.events % per == 0 else "burst"
-        plans.append((label, burst(args.events, per)))
+        plans.append((label, burst(args.events, per), None))
     for rate in args.rate:
-        plans.append((f"paced {rate:g}/s x {args.seconds:g} s", paced(rate, args.seconds)))
+        plans.append((f"paced {rate:g}/s x {args.seconds:g} s", paced(rate, args.seconds), None))
+    backlog = Backlog(args.events)
+    plans.append((f"backlog {args.events}", backlog, backlog.prepare))
     return plans
 
 
@@ -619,10 +671,10 @@ async def run_backend(
         if with_micro:
             log(f"{name}: TLS handshake and post() alone, {MICRO_ROUNDS} each")
             run.micro = await micro(receiver, secret, str(certificate[0]))
-        for label, plan in scenarios(args):
+        for label, plan, prepare in scenarios(args):
             jobs.peak = 0
             log(f"{name}: {label}")
-            result = await run_scenario(bench, label, plan)
+            result = await run_scenario(bench, label, plan, prepare)
             run.results.append(result)
             log(
                 f"  {result.events} events, {result.throughput:,.0f}/s delivered, p50 "
@@ -672,6 +724,24 @@ def _ms(values: Sequence[float], q: int) -> str:
     return f"{quantile(values, q) * 1e3:,.1f}"
 
 
+def verdicts(runs: list[BackendRun]) -> list[str]:
+    """The target's PASS/MISS per database, on the backlog scenario."""
+    lines = []
+    for run in runs:
+        for result in run.results:
+            if result.name.startswith("backlog"):
+                rate = result.throughput
+                verdict = "PASS" if rate >= TARGET_RATE else "MISS"
+                cpu_ms = result.gateway_cpu * result.total_seconds / result.events * 1e3
+                lines.append(
+                    f"- {run.name}: one process dispatches {rate:,.0f} deliveries/s "
+                    f"(target >= {TARGET_RATE:,.0f}): **{verdict}**; {cpu_ms:.2f} ms of "
+                    f"gateway CPU per delivery, {1e3 / cpu_ms:,.0f}/s if it had a core "
+                    "to itself"
+                )
+    return lines
+
+
 def report(runs: list[BackendRun], args: argparse.Namespace, header: Run) -> str:
     servers = [f"PostgreSQL {run.server}" for run in runs if run.server]
     lines = [
@@ -680,6 +750,7 @@ def report(runs: list[BackendRun], args: argparse.Namespace, header: Run) -> str
         header.headline("bench/webhooks.py") + " (absolute numbers move between runs).",
         "",
         header.machine() + f"; whole run {header.elapsed:.0f} s",
+        f"- options: `{' '.join(sys.argv[1:]) or '(the defaults)'}`",
         f"- Python {platform.python_version()}, SQLAlchemy {_version('sqlalchemy')}, "
         f"aiosqlite {_version('aiosqlite')}, asyncpg {_version('asyncpg')}, httpcore "
         f"{_version('httpcore')}" + "".join(f", {server}" for server in servers),
@@ -707,18 +778,20 @@ def report(runs: list[BackendRun], args: argparse.Namespace, header: Run) -> str
     for run in done:
         for result in run.results:
             lines.append(
-                f"| {run.name} | {result.name} | {result.events:,} | {result.emit_rate:,.0f} "
+                f"| {run.name} | {result.name} | {result.events:,} "
+                f"| {'-' if result.emit_rate is None else f'{result.emit_rate:,.0f}'} "
                 f"| {result.throughput:,.0f} | {_ms(result.latencies, 50)} "
                 f"| {_ms(result.latencies, 95)} | {_ms(result.latencies, 99)} "
                 f"| {max(result.latencies) * 1e3:,.1f} |"
             )
+    lines += ["", *verdicts(done)]
     lines += [
         "",
         "Where an event's time goes (p50 / p95, ms): *claim* is commit to the job being "
         "enqueued (the dispatcher's pass), *queue* enqueued to the job starting (job "
-        "queue concurrency), *send* job start to the verified receipt (lease renewal "
-        "and load, then connect, TLS handshake, request), *record* receipt to job end "
-        "(response, then the outcome's transaction). *attempt* is the mean "
+        "queue concurrency), *send* job start to the verified receipt (a pooled "
+        "connection, or connect and TLS handshake, then the request), *record* receipt "
+        "to job end (response, then the outcome's `UPDATE`). *attempt* is the mean "
         "`last_latency_ms` the dispatcher stored. Statements and commits are per event, "
         "emit side / dispatch side; passes are the dispatcher's claiming `UPDATE`s "
         "that found work; CPU is the process's CPU time (all threads: aiosqlite runs each "
@@ -754,8 +827,9 @@ def report(runs: list[BackendRun], args: argparse.Namespace, header: Run) -> str
             "",
             f"Alone, sequentially, {MICRO_ROUNDS} each against the same receiver: a TLS "
             f"connection (TCP connect and handshake) {measured.handshake_ms:.2f} ms; one "
-            f"`tollway.webhooks.transport.post()` (a new connection pool, connect, "
-            f"handshake, request, response) {measured.post_ms:.2f} ms.",
+            f"`tollway.webhooks.transport.post()` (a new connection: connect, handshake, "
+            f"request, response) {measured.post_ms:.2f} ms; one `Connections.post()` on "
+            f"a kept-alive connection (what the dispatcher does) {measured.pooled_ms:.2f} ms.",
         ]
     return "\n".join(lines) + "\n"
 

@@ -4,9 +4,10 @@ A product that must do something after a commit, and keep trying until it succee
 (send a webhook, deliver a chat message), stores the work as a row in its own
 transaction, then lets a :class:`Poller` find due rows. :func:`claim_due` takes them
 with one conditional ``UPDATE`` that only matches rows whose lease is free, so two
-processes never both get the same attempt; the job that makes the attempt renews the
-lease with its token first (:func:`renew`), and a process that dies mid-attempt leaves
-a lease that lapses, so the attempt is made again: at least once, never lost.
+processes never both get the same attempt (:func:`take_leases` is that ``UPDATE``, for
+a claim that reads more than ids); a job that may have waited past its lease renews it
+with its token first (:func:`renew`), and a process that dies mid-attempt leaves a
+lease that lapses, so the attempt is made again: at least once, never lost.
 
 The rows need four columns, named in :class:`LeasedColumns`: whether the row is
 pending, when it is next due, and the lease's expiry and token.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -86,20 +87,35 @@ async def claim_due(
                 .limit(limit)
             )
         )
-        if not candidates:
-            return token, []
-        # The due condition is evaluated again, row by row under the row lock, so a
-        # row another process claimed since the SELECT is left out.
-        claimed = list(
-            await session.scalars(
-                update(columns.model)
-                .where(columns.id.in_(candidates), columns.due(now))
-                .values({columns.lease_until.key: now + lease, columns.lease_token.key: token})
-                .returning(columns.id)
-                .execution_options(synchronize_session=False)
-            )
-        )
-    return token, claimed
+        leased = await take_leases(session, columns, candidates, token, now=now, lease=lease)
+    return token, [row[0] for row in leased]
+
+
+async def take_leases(
+    session: AsyncSession,
+    columns: LeasedColumns,
+    candidates: Sequence[Any],
+    token: str,
+    *,
+    now: datetime,
+    lease: timedelta,
+    returning: Sequence[Any] = (),
+) -> list[tuple[Any, ...]]:
+    """Lease those of the ``candidates`` (ids of rows found due at ``now``) that are
+    still due: one row per leased id, the id then the ``returning`` columns' values
+    (columns of the leased table, read as the lease is taken)."""
+    if not candidates:
+        return []
+    # The due condition is evaluated again, row by row under the row lock, so a row
+    # another process claimed since the candidates were read is left out.
+    result = await session.execute(
+        update(columns.model)
+        .where(columns.id.in_(candidates), columns.due(now))
+        .values({columns.lease_until.key: now + lease, columns.lease_token.key: token})
+        .returning(columns.id, *returning)
+        .execution_options(synchronize_session=False)
+    )
+    return [tuple(row) for row in result]
 
 
 async def renew(

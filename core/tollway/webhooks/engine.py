@@ -21,7 +21,7 @@ from tollway.db import utcnow
 from tollway.db.models import Account
 from tollway.errors import ApiError
 from tollway.outbox import rowcount
-from tollway.webhooks.dispatcher import Dispatcher, DispatchSettings
+from tollway.webhooks.dispatcher import Dispatcher, DispatchSettings, select_sendable
 from tollway.webhooks.envelope import Envelope
 from tollway.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from tollway.webhooks.ssrf import UnsafeURLError, check_url, resolve
@@ -319,7 +319,8 @@ class WebhookEngine:
     async def rotate_secret(self, account_id: int, endpoint_id: int) -> str | None:
         """Replace the endpoint's secret and return the new one (shown once).
 
-        Takes effect at once: pending retries are signed with the new secret.
+        Takes effect at once: pending retries are signed with the new secret (an
+        attempt already claimed, due out within seconds, may carry the old one).
         """
         secret = new_secret()
         async with self._database.transaction() as session:
@@ -354,6 +355,7 @@ class WebhookEngine:
             session.add(event)
             await session.flush()
             # Leased and never due, so no dispatcher picks it up while we send it.
+            lease_until = now + self._dispatcher.settings.lease
             delivery = WebhookDelivery(
                 id=_new_id("dlv_"),
                 event_id=event_id,
@@ -361,13 +363,16 @@ class WebhookEngine:
                 status="pending",
                 attempts=0,
                 next_attempt_at=None,
-                lease_until=now + self._dispatcher.settings.lease,
+                lease_until=lease_until,
                 lease_token=lease_token,
                 created_at=now,
             )
             session.add(delivery)
-        attempt = await self._dispatcher.attempt(delivery.id, endpoint, event)
-        await self._dispatcher.record(delivery, attempt, lease_token, retry=False)
+            await session.flush()
+            sendable = select_sendable().where(WebhookDelivery.id == delivery.id)
+            send = self._dispatcher.prepare((await session.execute(sendable)).one(), lease_until)
+        attempt = await self._dispatcher.attempt(send)
+        await self._dispatcher.record(delivery.id, send, attempt, lease_token, retry=False)
         return TestResult(
             delivery_id=delivery.id,
             status_code=attempt.status_code,
