@@ -32,6 +32,32 @@ from tollway.db import Database, utcnow
 
 log = logging.getLogger("tollway.outbox")
 
+_AFTER_COMMIT = "tollway.after_commit"
+"""The key in ``Session.info`` of the callbacks its transaction's commit runs."""
+
+
+def after_commit(session: AsyncSession, callback: Callable[[], None]) -> None:
+    """Call ``callback`` once ``session``'s transaction has committed; forget it if the
+    transaction rolls back. A callback registered twice runs once. (One listener on
+    every session does this: registering listeners per session costs more than the
+    statements of a short transaction.)"""
+    callbacks: dict[Callable[[], None], None] = session.info.setdefault(_AFTER_COMMIT, {})
+    callbacks[callback] = None
+
+
+@sqlalchemy_event.listens_for(Session, "after_commit")
+def _committed(session: Session) -> None:
+    for callback in session.info.pop(_AFTER_COMMIT, {}):
+        try:
+            callback()
+        except Exception:
+            log.exception("an after-commit callback failed")
+
+
+@sqlalchemy_event.listens_for(Session, "after_rollback")
+def _rolled_back(session: Session) -> None:
+    session.info.pop(_AFTER_COMMIT, None)
+
 
 def rowcount(result: Any) -> int:
     return cast(CursorResult[Any], result).rowcount
@@ -158,21 +184,7 @@ class Poller:
         """Make a pass as soon as ``session``'s transaction commits, when the rows it
         added are due and visible; nothing if it rolls back. (The rows are due in the
         database either way: this only saves waiting for the poll.)"""
-        info = session.info
-        info[(self, "due")] = True
-        if info.get((self, "listening")):
-            return
-        info[(self, "listening")] = True
-
-        def committed(sync_session: Session) -> None:
-            if sync_session.info.pop((self, "due"), False):
-                self.wake()
-
-        def rolled_back(sync_session: Session) -> None:
-            sync_session.info.pop((self, "due"), None)
-
-        sqlalchemy_event.listen(session.sync_session, "after_commit", committed)
-        sqlalchemy_event.listen(session.sync_session, "after_rollback", rolled_back)
+        after_commit(session, self.wake)
 
     @property
     def running(self) -> bool:

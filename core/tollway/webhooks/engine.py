@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway.db import utcnow
@@ -152,6 +152,12 @@ def new_secret() -> str:
     return "whsec_" + secrets.token_urlsafe(24)
 
 
+_SUBSCRIBERS = select(WebhookEndpoint.id, WebhookEndpoint.events).where(
+    WebhookEndpoint.account_id == bindparam("account_id"), WebhookEndpoint.is_active.is_(True)
+)
+"""The account's active endpoints and the events each is subscribed to."""
+
+
 class WebhookEngine:
     """Emits events into the outbox, manages endpoints and runs the dispatcher."""
 
@@ -210,12 +216,9 @@ class WebhookEngine:
         event_id = _new_id("evt_")
         now = utcnow()
         body = msgspec.json.encode(Envelope(event_id, event, now, dict(data)))
-        endpoints = await session.scalars(
-            select(WebhookEndpoint).where(
-                WebhookEndpoint.account_id == account_id, WebhookEndpoint.is_active.is_(True)
-            )
-        )
-        targets = [endpoint.id for endpoint in endpoints if event in endpoint.events]
+        connection = await session.connection()
+        endpoints = await connection.execute(_SUBSCRIBERS, {"account_id": account_id})
+        targets = [endpoint_id for endpoint_id, events in endpoints if event in events]
         if not targets:
             # No subscriber, nothing to deliver: the outbox holds deliverable events only.
             return event_id
