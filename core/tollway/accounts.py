@@ -11,11 +11,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, func, select, true, update
+from sqlalchemy import ColumnElement, bindparam, func, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway.auth import KeyAuthenticator
-from tollway.db import Database, utcnow
+from tollway.db import Database, Paged, count_of, utcnow
 from tollway.db.models import Account, ApiKey, Subscription
 from tollway.errors import BadRequest
 from tollway.keys import generate_key, hash_key, key_prefix
@@ -107,6 +107,53 @@ class KeyInfo:
             revoked_at=key.revoked_at,
             last_used_at=key.last_used_at,
         )
+
+
+def _unrevoked_key(
+    id: int,
+    account_id: int,
+    prefix: str,
+    name: str,
+    scopes: list[str],
+    is_admin: bool,
+    created_at: datetime,
+    expires_at: datetime | None,
+    last_used_at: datetime | None,
+) -> KeyInfo:
+    return KeyInfo(
+        id=id,
+        account_id=account_id,
+        prefix=prefix,
+        name=name,
+        scopes=tuple(scopes),
+        is_admin=is_admin,
+        created_at=created_at,
+        expires_at=expires_at,
+        revoked_at=None,
+        last_used_at=last_used_at,
+    )
+
+
+_UNREVOKED_KEYS = (ApiKey.account_id == bindparam("account_id"), ApiKey.revoked_at.is_(None))
+UNREVOKED_KEY_PAGE = Paged(
+    select(
+        ApiKey.id,
+        ApiKey.account_id,
+        ApiKey.prefix,
+        ApiKey.name,
+        ApiKey.scopes,
+        ApiKey.is_admin,
+        ApiKey.created_at,
+        ApiKey.expires_at,
+        ApiKey.last_used_at,
+    )
+    .where(*_UNREVOKED_KEYS)
+    .order_by(ApiKey.id)
+    .offset(bindparam("offset"))
+    .limit(bindparam("limit")),
+    count_of(ApiKey, *_UNREVOKED_KEYS),
+)
+ACCOUNT_ID = select(Account.id).where(Account.id == bindparam("account_id"))
 
 
 class Accounts:
@@ -242,6 +289,19 @@ class Accounts:
             if not listed:
                 await self._require_account(session, account_id)
             return listed
+
+    async def unrevoked_key_page(
+        self, account_id: int, *, offset: int, limit: int
+    ) -> tuple[list[KeyInfo], int]:
+        """A page of the account's unrevoked keys, oldest first, and how many there are,
+        read without a transaction. Only an empty page looks for the account."""
+        reads = self._database.reads
+        keys, total = await reads.page(
+            UNREVOKED_KEY_PAGE, _unrevoked_key, account_id=account_id, offset=offset, limit=limit
+        )
+        if not keys and await reads.scalar(ACCOUNT_ID, account_id=account_id) is None:
+            raise AccountError(f"no account with id {account_id}")
+        return keys, total
 
     async def revoke_key(self, key_id: int, *, account_id: int | None = None) -> bool:
         """Revoke a key; ``False`` if no such (unrevoked) key, or not the account's."""

@@ -24,6 +24,7 @@ runs on the driver itself, which costs a fraction of SQLAlchemy's execution path
 from __future__ import annotations
 
 import asyncio
+import json
 import queue
 import sqlite3
 import threading
@@ -199,7 +200,7 @@ class _Postgres:
             pool = self._pools.get(loop)
             if pool is None:
                 pool = await asyncpg.create_pool(
-                    self._dsn, min_size=0, max_size=POSTGRES_READ_CONNECTIONS
+                    self._dsn, min_size=0, max_size=POSTGRES_READ_CONNECTIONS, init=_decode_json
                 )
                 self._pools[loop] = pool
         return pool
@@ -218,6 +219,15 @@ class _Postgres:
                 await pool.close()
             else:
                 pool.terminate()
+
+
+async def _decode_json(connection: Any) -> None:
+    """JSON columns as Python values, as SQLAlchemy's asyncpg dialect has them decoded
+    (its JSON types convert no result of their own); parameters arrive serialized."""
+    for name in ("json", "jsonb"):
+        await connection.set_type_codec(
+            name, encoder=str, decoder=json.loads, schema="pg_catalog", format="text"
+        )
 
 
 class _Sqlite:

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 from developer_accounts import WEBHOOKS_SCOPE, bearer, tenant
+from sqlalchemy import delete
 
-from tollway import Gateway
+from tollway import Account, Gateway
 from tollway.testing import GatewayFactory, gateway_client
 
 KEYS = "/v1/developer/api-keys"
@@ -206,3 +207,37 @@ async def test_listing_pages_through_keys_and_checks_its_bounds(
     for params, response in bad.items():
         assert response.status_code == 400, params
         assert params[0][0] in response.json()["detail"]
+
+
+async def test_a_listed_key_shows_what_its_creation_showed_but_the_key(
+    gateway_factory: GatewayFactory,
+) -> None:
+    gateway = await _developer(gateway_factory)
+    owner = await tenant(gateway)
+    async with gateway_client(gateway) as client:
+        created = (
+            await client.post(
+                KEYS,
+                json={"name": "ci", "scopes": [WEBHOOKS_SCOPE], "expires_in_days": 2},
+                headers=owner.headers,
+            )
+        ).json()
+        listed = (await client.get(KEYS, headers=owner.headers)).json()
+    del created["key"]
+    assert listed["data"][1] == created
+    assert created["scopes"] == [WEBHOOKS_SCOPE]
+
+
+async def test_listing_the_keys_of_an_account_gone_meanwhile_says_so(
+    gateway_factory: GatewayFactory,
+) -> None:
+    gateway = await _developer(gateway_factory, key_cache_ttl=3600)
+    owner = await tenant(gateway)
+    async with gateway_client(gateway) as client:
+        before = await client.get(KEYS, headers=owner.headers)
+        async with gateway.database.transaction() as session:
+            await session.execute(delete(Account).where(Account.id == owner.account_id))
+        after = await client.get(KEYS, headers=owner.headers)
+    assert before.status_code == 200
+    assert after.status_code == 400
+    assert after.json()["detail"] == f"no account with id {owner.account_id}"

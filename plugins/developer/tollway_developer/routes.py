@@ -73,13 +73,11 @@ async def list_api_keys(
     caller: CurrentCaller, gateway: CurrentGateway, page: Page = 1, limit: Limit = 20
 ) -> ApiKeyList:
     """The account's unrevoked keys, oldest first, by prefix only."""
-    keys = [
-        key
-        for key in await gateway.accounts.list_keys(caller.principal.account_id)
-        if key.revoked_at is None
-    ]
-    data = [msgspec.convert(key, ApiKey, from_attributes=True) for key in _page(keys, page, limit)]
-    return ApiKeyList(data=data, total=len(keys), page=page)
+    keys, total = await gateway.accounts.unrevoked_key_page(
+        caller.principal.account_id, offset=offset(page, limit), limit=limit
+    )
+    data = [msgspec.convert(key, ApiKey, from_attributes=True) for key in keys]
+    return ApiKeyList(data=data, total=total, page=page)
 
 
 @post("/api-keys", admin=True)

@@ -24,10 +24,11 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+import msgspec
+from sqlalchemy import bindparam, select, update
 
 from tollway import ApiError, BadRequest, Caller, NotFound, renew, utcnow
 from tollway_removebg import quota, results, schemas
@@ -120,59 +121,91 @@ async def submit(
     )
 
 
-async def status(
-    service: RemoveBg, session: AsyncSession, caller: Caller, job_id: str
-) -> schemas.BatchJob:
-    """The caller's job ``job_id`` and its items, read in ``session``."""
-    # Before the reads: the signer may make the deployment's secret in a transaction
-    # of its own, which must not wait for a connection while this one holds another.
-    signer = await service.signer()
-    job = await session.scalar(
-        select(Job).where(Job.id == job_id, Job.account_id == caller.principal.account_id)
+class _JobItemRow(msgspec.Struct):
+    """A job and one of its items (``None`` throughout for a job without items), with
+    the expiry of the item's result."""
+
+    id: str
+    status: schemas.JobStatus
+    total: int
+    completed: int
+    failed: int
+    credits_reserved: int
+    credits_used: int
+    created_at: datetime
+    base_url: str
+    reference: str | None
+    item_status: str | None
+    result_id: str | None
+    width: int | None
+    height: int | None
+    error: str | None
+    expires_at: datetime | None
+
+
+JOB_WITH_ITEMS = (
+    select(
+        Job.id,
+        Job.status,
+        Job.total,
+        Job.completed,
+        Job.failed,
+        Job.credits_reserved,
+        Job.credits_used,
+        Job.created_at,
+        Job.base_url,
+        JobItem.reference,
+        JobItem.status,
+        JobItem.result_id,
+        JobItem.width,
+        JobItem.height,
+        JobItem.error,
+        Result.expires_at,
     )
-    if job is None:
-        raise NotFound(f"Batch job {job_id} not found")
-    rows = (
-        await session.execute(
-            select(JobItem, Result.expires_at)
-            .outerjoin(Result, Result.id == JobItem.result_id)
-            .where(JobItem.job_id == job_id)
-            .order_by(JobItem.position)
+    .outerjoin(JobItem, JobItem.job_id == Job.id)
+    .outerjoin(Result, Result.id == JobItem.result_id)
+    .where(Job.id == bindparam("job_id"), Job.account_id == bindparam("account_id"))
+    .order_by(JobItem.position)
+)
+
+
+def _item(reference: str, row: _JobItemRow, signer: results.Signer) -> schemas.BatchItem:
+    """``row``'s item, the caller's ``reference`` for it as its id."""
+    if row.item_status == COMPLETED and row.result_id is not None and row.expires_at is not None:
+        return schemas.BatchItem(
+            id=reference,
+            status=COMPLETED,
+            result_url=signer.url(row.base_url, row.result_id, row.expires_at),
+            width=row.width,
+            height=row.height,
+            expires_at=row.expires_at,
         )
-    ).all()
-    items = []
-    for item, expires_at in rows:
-        if item.status == COMPLETED and item.result_id is not None and expires_at is not None:
-            items.append(
-                schemas.BatchItem(
-                    id=item.reference,
-                    status=COMPLETED,
-                    result_url=signer.url(job.base_url, item.result_id, expires_at),
-                    width=item.width,
-                    height=item.height,
-                    expires_at=expires_at,
-                )
-            )
-        elif item.status == COMPLETED:
-            items.append(
-                schemas.BatchItem(
-                    id=item.reference, status=COMPLETED, width=item.width, height=item.height
-                )
-            )
-        elif item.status == FAILED:
-            items.append(schemas.BatchItem(id=item.reference, status=FAILED, error=item.error))
-        else:
-            items.append(schemas.BatchItem(id=item.reference, status=PROCESSING))
+    if row.item_status == COMPLETED:
+        return schemas.BatchItem(id=reference, status=COMPLETED, width=row.width, height=row.height)
+    if row.item_status == FAILED:
+        return schemas.BatchItem(id=reference, status=FAILED, error=row.error)
+    return schemas.BatchItem(id=reference, status=PROCESSING)
+
+
+async def status(service: RemoveBg, caller: Caller, job_id: str) -> schemas.BatchJob:
+    """The caller's job ``job_id`` and its items, in one statement and no transaction."""
+    rows = await service.database.reads.all(
+        JOB_WITH_ITEMS, _JobItemRow, job_id=job_id, account_id=caller.principal.account_id
+    )
+    if not rows:
+        raise NotFound(f"Batch job {job_id} not found")
+    signer = await service.signer()
+    job = rows[0]
     return schemas.BatchJob(
         job_id=job.id,
-        status=job.status,  # type: ignore[arg-type]
+        status=job.status,
         total=job.total,
         completed=job.completed,
         failed=job.failed,
         credits_reserved=job.credits_reserved,
         credits_used=job.credits_used,
         created_at=job.created_at,
-        items=items,
+        items=[_item(row.reference, row, signer) for row in rows if row.reference is not None],
     )
 
 

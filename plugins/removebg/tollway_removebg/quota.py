@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from tollway import Reads
 from tollway_removebg.models import Credits
 
 
@@ -86,13 +88,14 @@ async def settle(
     )
 
 
-async def balance(session: AsyncSession, account_id: int, period: str, limit: int) -> Balance:
-    row = (
-        await session.execute(
-            select(Credits.used, Credits.reserved).where(
-                Credits.account_id == account_id, Credits.period == period
-            )
-        )
-    ).first()
-    used, reserved = (row[0], row[1]) if row is not None else (0, 0)
-    return Balance(total=limit, used=used, reserved=reserved)
+USED_AND_RESERVED = select(Credits.used, Credits.reserved).where(
+    Credits.account_id == bindparam("account_id"), Credits.period == bindparam("period")
+)
+
+
+async def balance(reads: Reads, account_id: int, period: str, limit: int) -> Balance:
+    """The account's credits in ``period`` out of ``limit``, read without a transaction."""
+    found = await reads.first(
+        USED_AND_RESERVED, partial(Balance, limit), account_id=account_id, period=period
+    )
+    return found if found is not None else Balance(total=limit, used=0, reserved=0)

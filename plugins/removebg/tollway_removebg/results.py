@@ -17,10 +17,10 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tollway import ApiError
+from tollway import ApiError, Reads
 from tollway_removebg.images import Rendered
 from tollway_removebg.models import Result
 
@@ -98,9 +98,24 @@ def stored_result(
     )
 
 
-async def load(session: AsyncSession, result_id: str, now: datetime) -> Result | None:
-    """The result ``result_id``; ``None`` if it expired or was purged."""
-    result = await session.scalar(select(Result).where(Result.id == result_id))
+@dataclass(frozen=True, slots=True)
+class Download:
+    """A stored result as its URL serves it."""
+
+    media_type: str
+    content: bytes
+    expires_at: datetime
+
+
+DOWNLOAD = select(Result.media_type, Result.content, Result.expires_at).where(
+    Result.id == bindparam("id")
+)
+
+
+async def load(reads: Reads, result_id: str, now: datetime) -> Download | None:
+    """The result ``result_id``, read without a transaction; ``None`` if it expired or
+    was purged."""
+    result = await reads.first(DOWNLOAD, Download, id=result_id)
     if result is None or result.expires_at <= now:
         return None
     return result

@@ -1,9 +1,9 @@
 """HTTP handlers of the background removal product (``/v1/removebg``).
 
 Each handler receives the gateway's :class:`~tollway_removebg.service.RemoveBg` as
-``removebg``. Those that only read take the request's ``transaction``; processing
-and submitting commit their credits in short transactions of their own (see
-:mod:`tollway_removebg.service`).
+``removebg``. Those that only read need no transaction (the service reads through
+the database's read path); processing and submitting commit their credits in short
+transactions of their own (see :mod:`tollway_removebg.service`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Annotated, Any
 from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, PathParameter
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import CurrentCaller
 from tollway_removebg import batch, schemas
@@ -58,30 +57,23 @@ async def get_batch(
     job_id: JobId,
     caller: CurrentCaller,
     removebg: NamedDependency[RemoveBg],
-    transaction: NamedDependency[AsyncSession],
 ) -> schemas.BatchJob:
     """Poll every 2 to 5 seconds until ``status`` is ``completed`` or ``failed``.
     ``removebg:images:process`` grants it too."""
-    return await batch.status(removebg, transaction, caller, job_id)
+    return await batch.status(removebg, caller, job_id)
 
 
 @get("/quota", scope=QUOTA_READ)
-async def get_quota(
-    caller: CurrentCaller,
-    removebg: NamedDependency[RemoveBg],
-    transaction: NamedDependency[AsyncSession],
-) -> schemas.Quota:
-    return await removebg.quota(transaction, caller)
+async def get_quota(caller: CurrentCaller, removebg: NamedDependency[RemoveBg]) -> schemas.Quota:
+    return await removebg.quota(caller)
 
 
 @get("/results/{token:str}", public=True, media_type="image/png")
 async def download_result(
-    token: FromPath[str],
-    removebg: NamedDependency[RemoveBg],
-    transaction: NamedDependency[AsyncSession],
+    token: FromPath[str], removebg: NamedDependency[RemoveBg]
 ) -> Response[bytes]:
     """A processed image at its signed ``result_url`` (no key: the URL is the credential)."""
-    result, seconds_left = await removebg.download(transaction, token)
+    result, seconds_left = await removebg.download(token)
     return Response(
         result.content,
         media_type=result.media_type,

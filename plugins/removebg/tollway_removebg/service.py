@@ -9,7 +9,7 @@ Reserving, charging and giving back each commit in a short transaction of their 
 not in the request's: a reservation must be visible to every process before the image
 is rendered (which takes a while and must hold no lock), and a failed render must
 give its credit back although the request fails. Reads (the quota, a batch's status,
-a download) run in the request's transaction, which the route passes in.
+a download) need no transaction: each is one statement on ``database.reads``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 from litestar.types import Scope
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import (
     BadRequest,
@@ -275,10 +274,10 @@ class RemoveBg:
 
     # Quota and downloads ------------------------------------------------------------
 
-    async def quota(self, session: AsyncSession, caller: Caller) -> schemas.Quota:
+    async def quota(self, caller: Caller) -> schemas.Quota:
         period = quota.period_of(self.clock())
         balance = await quota.balance(
-            session, caller.principal.account_id, period, credits_limit(caller)
+            self.database.reads, caller.principal.account_id, period, credits_limit(caller)
         )
         return schemas.Quota(
             plan=caller.plan.name,
@@ -289,14 +288,18 @@ class RemoveBg:
             resets_at=quota.period_end(period),
         )
 
-    async def download(self, session: AsyncSession, token: str) -> tuple[Result, int]:
+    async def download(self, token: str) -> tuple[results.Download, int]:
         """The result a result URL names and its seconds left; 404 for a URL this
         deployment did not sign, 410 once expired."""
         now = self.clock()
         signed = (await self.signer()).verify(token)
         if signed is None:
             raise NotFound("No such result")
-        result = None if signed.expired(now) else await results.load(session, signed.result_id, now)
+        result = (
+            None
+            if signed.expired(now)
+            else await results.load(self.database.reads, signed.result_id, now)
+        )
         if result is None:
             raise results.ResultGone(self.settings.result_ttl)
         return result, results.seconds_left(result.expires_at, now)
