@@ -4,8 +4,10 @@ No server and no network, so the numbers are steadier than bench/run.py's (but s
 from a shared machine: compare rows of one run). Three sections:
 
 * pipeline steps: each step of a route's ``gate.admit`` and ``stamp_response_headers`` on
-  its own, in microseconds per call (best of ``--repeat`` batches). This pokes at
-  tollway internals on purpose, so it may need updating when they change;
+  its own, in microseconds per call (best of ``--repeat`` batches), and ``gate.admit``
+  timed inside whole requests, where it costs more than in a tight loop (the rest of
+  the request crowds it out of the CPU's caches). This pokes at tollway internals on
+  purpose, so it may need updating when they change;
 * whole requests pushed through each ASGI app directly: ``bare`` against Litestar
   configured like ``create_app`` with hooks that do nothing (``+noop guard`` ...), the
   real gateway apps (admitted from a ``before_request`` step, not a guard: Litestar
@@ -45,7 +47,7 @@ from tollway.auth import DatabaseKeyAuthenticator
 from tollway.keys import hash_key, is_well_formed
 from tollway.pipeline import GATE, Caller, Gate, stamp_response_headers
 from tollway.plans import daily_quota
-from tollway.state import request_id
+from tollway.state import request_id, request_state
 from tollway.testing import redis_unreachable
 
 Step = Callable[[], Awaitable[object]]
@@ -205,6 +207,37 @@ async def pipeline_steps(
     return [(name, await timed(step, iterations, repeat)) for name, step in steps]
 
 
+async def admit_in_requests(
+    gateway: Gateway, key: str, iterations: int, repeat: int
+) -> tuple[str, float]:
+    """Microseconds per ``gate.admit`` timed inside whole requests (best of ``repeat``
+    batches), on an app of its own whose keyed route starts the request, then admits."""
+    app = create_app(gateway)
+    handler, gate = gate_of(app)
+    admit = gate.admit
+    assert admit is not None
+    spent = 0
+
+    async def timed_admit(request: Request[Any, Any, Any]) -> None:
+        nonlocal spent
+        request_state(request.scope)
+        start = time.perf_counter_ns()
+        await admit(request)
+        spent += time.perf_counter_ns() - start
+
+    handler.before_request = timed_admit
+    step = request_step(
+        app, [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode())]
+    )
+    best = float("inf")
+    for _ in range(repeat):
+        spent = 0
+        for _ in range(iterations):
+            await step()
+        best = min(best, spent / iterations / 1000)
+    return "gate.admit inside requests", best
+
+
 async def app_requests(
     apps_under_test: list[tuple[str, Litestar]], key: str, iterations: int, repeat: int
 ) -> list[tuple[str, float]]:
@@ -293,6 +326,7 @@ async def main_async(args: argparse.Namespace) -> None:
         for (name, gateway), (_, app) in zip(gateways, gateway_apps, strict=True):
             print(f"\n## {name}: pipeline steps (us per call, best of {args.repeat})\n")
             steps = await pipeline_steps(gateway, app, key, args.iterations, args.repeat)
+            steps.append(await admit_in_requests(gateway, key, args.iterations, args.repeat))
             for step, cost in steps:
                 print(f"  {step:<34} {cost:8.2f}")
         under_test: list[tuple[str, Litestar]] = [

@@ -80,7 +80,8 @@ class DatabaseKeyAuthenticator:
         self._ttl = ttl
         self._refresh_from = ttl * 0.75
         self._max_entries = max_entries
-        self._cache: dict[str, tuple[float, Principal | None]] = {}
+        # key -> (expires, refresh from, principal): monotonic seconds, set when stored
+        self._cache: dict[str, tuple[float, float, Principal | None]] = {}
         self._loading: dict[str, asyncio.Task[Principal | None]] = {}
         self._generation = 0
 
@@ -88,10 +89,10 @@ class DatabaseKeyAuthenticator:
         # Cached by the presented key itself: a hit costs one dict lookup, no hashing.
         cached = self._cache.get(key)
         if cached is not None:
-            expires, principal = cached
+            expires, refresh_from, principal = cached
             now = self._clock()
             if now < expires:
-                if now >= expires - self._ttl + self._refresh_from and key not in self._loading:
+                if now >= refresh_from and key not in self._loading:
                     self._start_load(key)
                 return principal
         if not is_well_formed(key):
@@ -108,7 +109,7 @@ class DatabaseKeyAuthenticator:
         self._cache = {
             key: entry
             for key, entry in self._cache.items()
-            if entry[1] is None or entry[1].key_id != key_id
+            if entry[2] is None or entry[2].key_id != key_id
         }
 
     def _start_load(self, key: str) -> asyncio.Task[Principal | None]:
@@ -131,7 +132,7 @@ class DatabaseKeyAuthenticator:
                 self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
                 if len(self._cache) >= self._max_entries:
                     self._cache.clear()
-            self._cache[key] = (started + self._ttl, principal)
+            self._cache[key] = (started + self._ttl, started + self._refresh_from, principal)
         return principal
 
     async def _load(self, digest: str) -> Principal | None:

@@ -22,7 +22,7 @@ from litestar import Request
 from litestar.di import NamedDependency
 from litestar.types import Message, Scope
 
-from tollway.admission.access import Access, BearerKey, Refusals
+from tollway.admission.access import Access, BearerKey, Refusals, bearer_token
 from tollway.admission.customers import HEADER as CUSTOMER_HEADER
 from tollway.admission.customers import Customer, CustomerTokens
 from tollway.auth import KeyAuthenticator, Principal
@@ -156,34 +156,44 @@ class Pipeline:
         admission = _Admission(self, product, access)
         return Gate(product, access, admission.admit, admission.report if access.report else None)
 
-    async def count(self, key: str, quota: Quota) -> Decision | None:
-        """The limiter's decision, or, when its backend is unreachable, what the
-        ``rate_limit_failure`` setting says: 503 (``closed``) or ``None`` (``open``)."""
-        try:
-            return await self.limiter.hit(key, quota)
-        except RateLimiterUnavailable:
-            if self.on_limiter_error is not None:
-                self.on_limiter_error(self.failure_policy)
-            if self.failure_policy == "closed":
-                raise ServiceUnavailable(
-                    "Rate limiting is temporarily unavailable; retry shortly",
-                    headers={"Retry-After": "1"},
-                ) from None
-            log.warning("rate limiter unreachable; admitting %s (policy: open)", key)
-            return None
+    def limiter_unavailable(self, key: str) -> None:
+        """What the ``rate_limit_failure`` setting says when the limiter's backend is
+        unreachable: 503 (``closed``) or no decision (``open``)."""
+        if self.on_limiter_error is not None:
+            self.on_limiter_error(self.failure_policy)
+        if self.failure_policy == "closed":
+            raise ServiceUnavailable(
+                "Rate limiting is temporarily unavailable; retry shortly",
+                headers={"Retry-After": "1"},
+            ) from None
+        log.warning("rate limiter unreachable; admitting %s (policy: open)", key)
 
 
 _WWW_AUTHENTICATE = {"WWW-Authenticate": "Bearer"}
+_Admitted = tuple[Principal, Plan, str, Quota]
+"""An admitted principal, its plan, its limiter key and quota on one route."""
+_ADMITTED_ENTRIES = 4096
+"""Principals remembered per route; more and the route starts over."""
 DEFAULT_REFUSALS = Refusals()
 
 
 class _Admission:
-    """One route's admission: the steps of its :class:`Access`, in the spec's order."""
+    """One route's admission: the steps of its :class:`Access`, in the spec's order.
+
+    Every request of the route runs :meth:`admit`, so what is the same for all of them
+    is worked out here, once, and the request path reads it without attribute chains.
+    """
 
     def __init__(self, pipeline: Pipeline, product: Product, access: Access) -> None:
         self.pipeline = pipeline
+        self.authenticator = pipeline.authenticator
+        self.limiter = pipeline.limiter
         self.product = product
         self.access = access
+        # The default key source is read inline: a coroutine less on every request.
+        self.bearer = type(access.key) is BearerKey
+        self.admitted: dict[int, _Admitted] = {}
+        """Key id -> what its principal's requests count against (see :meth:`_admitted`)."""
         self.plans = pipeline.plans[product.name]
         window = access.window
         self.quotas = {
@@ -206,21 +216,33 @@ class _Admission:
         if access.check is not None:
             await access.check(request)
         scope = request.scope
-        token = await access.key.key(request) if access.key is not None else None
-        principal, plan, refusal = self._identify(await self._principal(token))
-        anonymous = access.anonymous
-        if principal is not None and plan is not None and refusal is None:
-            counter = self._counter(principal)
-        elif anonymous is not None:
-            # No key, or one unusable here: the address's window counts (then refuses).
-            principal, plan = None, self.plans[anonymous]
-            counter = f"ip:{self.pipeline.clients.of(scope)}"
+        if self.bearer:
+            token = bearer_token(scope["headers"])
         else:
-            assert refusal is not None
-            if principal is not None and plan is not None:
-                await self._report_refused(scope, principal, plan)
-            raise refusal
-        decision = await self.pipeline.count(self.prefix + counter, self.quotas[plan.name])
+            token = await access.key.key(request) if access.key is not None else None
+        found = await self.authenticator.authenticate(token) if token else None
+        admitted = self._admitted(found) if found is not None else None
+        if admitted is not None:
+            principal, plan, key, quota = admitted
+            refusal = None
+        else:
+            # No key, or one unusable here: refused, or, on a route admitting anonymous
+            # requests, counted against the address's window (a key then still refused).
+            subscriber, subscribed, refusal = self._identify(self._checked(token, found))
+            anonymous = access.anonymous
+            if anonymous is None:
+                assert refusal is not None
+                if subscriber is not None and subscribed is not None:
+                    await self._report_refused(scope, subscriber, subscribed)
+                raise refusal
+            principal, plan = None, self.plans[anonymous]
+            key = f"{self.prefix}ip:{self.pipeline.clients.of(scope)}"
+            quota = self.quotas[plan.name]
+        try:
+            decision: Decision | None = await self.limiter.hit(key, quota)
+        except RateLimiterUnavailable:
+            self.pipeline.limiter_unavailable(key)
+            decision = None
         state = request_state(scope)
         if decision is not None:
             state.headers = decision.headers()
@@ -233,8 +255,35 @@ class _Admission:
             if access.customer:
                 state.customer = await self._customer(scope, principal)
 
-    async def _principal(self, token: str | None) -> Principal | ApiError | None:
-        """The key's principal, ``None`` without a key, or why the key is refused."""
+    def _admitted(self, principal: Principal) -> _Admitted | None:
+        """What a request of ``principal`` counts against here, or ``None`` when this
+        route refuses it. Worked out once per principal object, not per request: an
+        authenticator hands out the same object while it has it cached, and a changed
+        key or subscription comes back as a new one. (A scope checker answers from the
+        scopes alone, so its answer for the same object is the same.)"""
+        if principal.expires_at is not None and principal.expired(time.time()):
+            return None
+        admitted = self.admitted.get(principal.key_id)
+        if admitted is None or admitted[0] is not principal:
+            _, plan, refusal = self._identify(principal)
+            if plan is None or refusal is not None:
+                return None
+            if len(self.admitted) >= _ADMITTED_ENTRIES:
+                self.admitted.clear()
+            key = self.prefix + self._counter(principal)
+            admitted = self.admitted[principal.key_id] = (
+                principal,
+                plan,
+                key,
+                self.quotas[plan.name],
+            )
+        return admitted
+
+    def _checked(
+        self, token: str | None, principal: Principal | None
+    ) -> Principal | ApiError | None:
+        """The key's principal (as the authenticator found it), ``None`` without a key,
+        or why the key is refused."""
         refusals = self.access.refusals
         if not token:
             if self.access.anonymous is not None:
@@ -244,10 +293,10 @@ class _Admission:
                 # The default names the Authorization header; this key is elsewhere.
                 missing = "Missing {key}"
             return Unauthorized(self._say(missing), headers=self.challenge)
-        principal = await self.pipeline.authenticator.authenticate(token)
         if principal is None:
             return Unauthorized(self._say(refusals.invalid_key), headers=self.challenge)
-        if principal.expired(time.time()):
+        # The clock is read only for keys that expire.
+        if principal.expires_at is not None and principal.expired(time.time()):
             return Unauthorized(self._say(refusals.expired_key), headers=self.challenge)
         return principal
 
@@ -289,7 +338,7 @@ class _Admission:
 
     async def _peek(self, scope: Scope, key: str, plan: Plan) -> None:
         try:
-            decision = await self.pipeline.limiter.peek(key, self.quotas[plan.name])
+            decision = await self.limiter.peek(key, self.quotas[plan.name])
         except RateLimiterUnavailable:
             log.warning("rate limiter unreachable; answering %s without rate limit headers", key)
             return
@@ -305,7 +354,8 @@ class _Admission:
         token = None
         if access.key is not None and not access.key.reads_body:
             token = await access.key.key(Request(scope))
-        principal, plan, refusal = self._identify(await self._principal(token))
+        found = await self.authenticator.authenticate(token) if token else None
+        principal, plan, refusal = self._identify(self._checked(token, found))
         if principal is None or plan is None or refusal is not None:
             if access.anonymous is None:
                 return

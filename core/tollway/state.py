@@ -77,7 +77,10 @@ class RequestState:
 
 def request_state(scope: Scope) -> RequestState:
     """The request's state, made (and the request started) on first use."""
-    state: dict[str, Any] = scope.setdefault("state", {})
+    state: dict[str, Any] | None = scope.get("state")
+    if state is None:
+        # Not setdefault: its default would be a new dict on every call of every request.
+        state = scope["state"] = {}
     found: RequestState | None = state.get(STATE)
     if found is None:
         found = state[STATE] = RequestState(_request_id(scope), perf_counter())

@@ -106,16 +106,17 @@ class BodyKey:
 
 BEARER = BearerKey()
 
-_BEARER = "bearer "
+_BEARER = b"bearer "
 
 
 def bearer_token(headers: Any) -> str | None:
     """The token of an ``Authorization: Bearer`` header in ASGI ``headers``."""
     for name, value in headers:
         if name == b"authorization":
-            text: str = value.decode("latin-1")
-            if text[:7].lower() == _BEARER:
-                return text[7:].strip()
+            if value[:7].lower() == _BEARER:
+                # Stripped as text: Latin-1 has whitespace (U+0085, U+00A0) bytes lack.
+                token: str = value[7:].decode("latin-1").strip()
+                return token
             return None
     return None
 

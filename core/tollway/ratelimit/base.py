@@ -76,7 +76,11 @@ class Decision(msgspec.Struct, frozen=True, gc=False):
             now = time.time()
         # reset_at is rounded up and now down, so this errs late, never early; no
         # reset is ever more than a window away.
-        reset_in = max(0, min(self.window, self.reset_at - int(now)))
+        reset_in = self.reset_at - int(now)
+        if reset_in > self.window:
+            reset_in = self.window
+        elif reset_in < 0:
+            reset_in = 0
         limit_header, policy_header, name = _fixed_parts(self.policy, self.limit, self.window)
         headers = [
             limit_header,
@@ -117,14 +121,12 @@ def decide(quota: Quota, *, allowed: bool, used: int, reset: float, now: float) 
     and ``now`` are epoch seconds on the backend's own clock, so ``retry_after`` does
     not depend on how far the local clock is from the backend's.
     """
+    # Positional and without max(): built on every request, so every call counts.
+    limit = quota.limit
+    remaining = limit - used if used < limit else 0
+    retry_after = 0 if allowed else max(1, math.ceil(reset - now))
     return Decision(
-        allowed=allowed,
-        limit=quota.limit,
-        remaining=max(0, quota.limit - used),
-        reset_at=math.ceil(reset),
-        retry_after=0 if allowed else max(1, math.ceil(reset - now)),
-        policy=quota.policy,
-        window=quota.window,
+        allowed, limit, remaining, math.ceil(reset), retry_after, quota.policy, quota.window
     )
 
 

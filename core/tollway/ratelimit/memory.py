@@ -58,14 +58,15 @@ class MemoryRateLimiter:
         stored = counters.get(key)
         counter = stored if stored is not None and stored[0] == index else [index, 0]
         # Denied requests are not counted, so the count never exceeds the limit.
-        allowed = counter[1] < quota.limit
+        used = counter[1]
+        allowed = used < quota.limit
         if allowed and count:
-            counter[1] += 1
+            counter[1] = used = used + 1
             if counter is not stored:
                 counters[key] = counter
                 counters.move_to_end(key)
                 _prune_counters(counters, index)
-        return decide(quota, allowed=allowed, used=counter[1], reset=(index + 1) * window, now=now)
+        return decide(quota, allowed=allowed, used=used, reset=(index + 1) * window, now=now)
 
     def _sliding(self, key: str, quota: Quota, now: float, *, count: bool) -> Decision:
         window = quota.window
