@@ -9,7 +9,7 @@ was registered; here it is compiled into a gate, and every route gets one
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from litestar import Litestar, Request, Response, Router
@@ -17,7 +17,13 @@ from litestar.di import Provide
 from litestar.exceptions import HTTPException, MethodNotAllowedException
 from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.routes import HTTPRoute
-from litestar.types import AfterRequestHookHandler, Empty
+from litestar.types import (
+    AfterRequestHookHandler,
+    BeforeMessageSendHookHandler,
+    Empty,
+    Message,
+    Scope,
+)
 from litestar.utils import normalize_path
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -64,7 +70,7 @@ def create_app(gateway: Gateway) -> Litestar:
     readiness = Readiness.for_gateway(gateway)
     app = Litestar(
         route_handlers=[*routers, *health_routes(readiness), metrics_route(gateway)],
-        before_send=[stamp_response_headers, response_observer(gateway)],
+        before_send=[_before_send(response_observer(gateway))],
         middleware=[utf8_query_strings],
         exception_handlers={Exception: _error_handler(gateway)},
         dependencies={
@@ -189,6 +195,20 @@ def _allow_header(methods: Iterable[str]) -> AfterRequestHookHandler:
         return response
 
     return set_allow
+
+
+def _before_send(
+    observe: Callable[[Message, Scope], Awaitable[None]],
+) -> BeforeMessageSendHookHandler:
+    """One ``before_send`` hook for the response's headers and its observation: each
+    hook costs a trip through Litestar's wrapper on every message sent."""
+
+    async def before_send(message: Message, scope: Scope) -> None:
+        if message["type"] == "http.response.start":
+            await stamp_response_headers(message, scope)
+            await observe(message, scope)
+
+    return before_send
 
 
 def _chain(steps: list[RequestStep]) -> RequestStep:

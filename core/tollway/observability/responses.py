@@ -13,10 +13,11 @@ balancer probing every second would drown it out.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from time import perf_counter
 from typing import TYPE_CHECKING, cast
 
-from litestar.types import BeforeMessageSendHookHandler, HTTPScope, Message, Scope
+from litestar.types import HTTPScope, Message, Scope
 
 from tollway.observability.logs import ACCESS_LOGGER, access_log_enabled
 from tollway.observability.metrics import HTTP_METHODS, RouteMetrics
@@ -29,7 +30,7 @@ OBSERVED = "tollway.observed"
 """Route ``opt`` key of the route's :class:`RouteMetrics`."""
 
 
-def response_observer(gateway: Gateway) -> BeforeMessageSendHookHandler:
+def response_observer(gateway: Gateway) -> Callable[[Message, Scope], Awaitable[None]]:
     """The ``before_send`` hook recording each response of ``gateway``'s app."""
     metrics = gateway.metrics
     registry = gateway.registry
