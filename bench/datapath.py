@@ -16,11 +16,13 @@ each with its contact and 3 messages). Cases:
 
 * ``ping`` - ``GET /v1/bench/ping``, the pipeline's trivial route: the baseline;
 * ``list`` - ``GET /v1/chat/conversations?limit=25``, the first page;
-* ``post`` - ``POST /v1/chat/conversations/{id}/messages`` to a random conversation
-  (its outbox writes, the webhook event and the delivery job, in the request's
-  transaction);
-* ``developer`` - ``GET /v1/developer/translations?limit=25`` over 1,000 rows, when the
-  developer plugin is installed;
+* ``post`` - ``POST /v1/chat/conversations/{id}/messages`` to a random conversation:
+  the request (message row, which is also its outbox entry, the conversation's
+  update and the webhook event, in one transaction) and the delivery it sets off in
+  the background (claim, job, outcome), which runs on the same event loop between
+  the requests and so counts in the figure;
+* ``note`` - the same with ``"private": true``: a message nobody is sent, so the
+  request's own cost alone;
 
 Each case gets ``--warmup`` requests, then ``--rounds`` rounds of ``--requests``
 sequential requests, the cases rotating between rounds; the report gives the median
@@ -119,6 +121,12 @@ def make_cases(seeded: chat.Seeded) -> list[Case]:
             "POST",
             f"{chat.CHAT}/conversations/{{id}}/messages",
             b'{"content": "Thanks for waiting, we are on it."}',
+        ),
+        Case(
+            "note",
+            "POST",
+            f"{chat.CHAT}/conversations/{{id}}/messages",
+            b'{"content": "Customer called back.", "private": true}',
         ),
     ]
     # The post's conversation is drawn per request from these.
@@ -272,8 +280,12 @@ def report(backends: list[Backend], args: argparse.Namespace, run: Run) -> str:
             + verdict(by_name["list"].median_ms, LIST_TARGET_MS)
         )
         verdicts.append(
-            f"- {backend.name} post ≤ {POST_TARGET_MS} ms: "
+            f"- {backend.name} post ≤ {POST_TARGET_MS} ms, its delivery included: "
             + verdict(by_name["post"].median_ms, POST_TARGET_MS)
+        )
+        verdicts.append(
+            f"- {backend.name} post ≤ {POST_TARGET_MS} ms, the request alone (note): "
+            + verdict(by_name["note"].median_ms, POST_TARGET_MS)
         )
     return "\n".join([*lines, "", "Targets:", "", *verdicts, ""])
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, CursorResult, or_, select, update
+from sqlalchemy import BindParameter, ColumnElement, CursorResult, bindparam, or_, select, update
 from sqlalchemy import event as sqlalchemy_event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -75,7 +75,7 @@ class LeasedColumns:
     lease_until: Any
     lease_token: Any
 
-    def due(self, now: datetime) -> ColumnElement[bool]:
+    def due(self, now: datetime | BindParameter[datetime]) -> ColumnElement[bool]:
         condition: ColumnElement[bool] = (
             self.pending
             & (self.due_at <= now)
@@ -98,23 +98,70 @@ class LeasedColumns:
         return {self.lease_until.key: None, self.lease_token.key: None}
 
 
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    """:func:`claim_due`'s two statements for one table, built once."""
+
+    columns: LeasedColumns
+    candidates: Any
+    lease: Any
+
+    @classmethod
+    def of(cls, columns: LeasedColumns) -> _Claim:
+        claim = _CLAIMS.get(id(columns))
+        if claim is None or claim.columns is not columns:
+            now: BindParameter[datetime] = bindparam("now")
+            due = columns.due(now)
+            claim = _CLAIMS[id(columns)] = cls(
+                columns,
+                select(columns.id)
+                .where(due)
+                .order_by(columns.due_at, columns.id)
+                .limit(bindparam("limit")),
+                update(columns.model)
+                .where(columns.id.in_(bindparam("ids", expanding=True)), due)
+                .values(
+                    {
+                        columns.lease_until.key: bindparam("new_lease_until"),
+                        columns.lease_token.key: bindparam("new_lease_token"),
+                    }
+                )
+                .returning(columns.id),
+            )
+        return claim
+
+
+_CLAIMS: dict[int, _Claim] = {}
+
+
 async def claim_due(
     database: Database, columns: LeasedColumns, *, lease: timedelta, limit: int
 ) -> tuple[str, list[Any]]:
     """Lease up to ``limit`` due rows, oldest due first: ``(token, ids)``."""
+    claim = _Claim.of(columns)
     now = utcnow()
     token = secrets.token_hex(16)
     async with database.transaction() as session:
-        candidates = list(
-            await session.scalars(
-                select(columns.id)
-                .where(columns.due(now))
-                .order_by(columns.due_at, columns.id)
-                .limit(limit)
-            )
+        connection = await session.connection()
+        candidates = (
+            (await connection.execute(claim.candidates, {"now": now, "limit": limit}))
+            .scalars()
+            .all()
         )
-        leased = await take_leases(session, columns, candidates, token, now=now, lease=lease)
-    return token, [row[0] for row in leased]
+        if not candidates:
+            return token, []
+        # The due condition is evaluated again, row by row under the row lock, so a
+        # row another process claimed since the candidates were read is left out.
+        leased = await connection.execute(
+            claim.lease,
+            {
+                "ids": list(candidates),
+                "now": now,
+                "new_lease_until": now + lease,
+                "new_lease_token": token,
+            },
+        )
+        return token, list(leased.scalars())
 
 
 async def take_leases(

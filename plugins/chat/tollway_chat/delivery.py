@@ -27,10 +27,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import LeasedColumns, Poller, claim_due, renew, utcnow
@@ -64,7 +64,19 @@ LEASED = LeasedColumns(
 )
 
 
-OUTBOUND = (
+_MESSAGES = cast(Table, Message.__table__)
+RECORD = (
+    update(_MESSAGES)
+    .where(
+        _MESSAGES.c.id == bindparam("message_id"),
+        _MESSAGES.c.delivery_lease_token == bindparam("lease_token"),
+    )
+    .values(delivery_lease_until=None, delivery_lease_token=None)
+)
+"""An attempt's outcome, given as ``delivery_status``, ``delivery_attempts``,
+``delivery_error`` and ``delivery_due_at``; nothing if the lease was taken over."""
+
+_OUTBOUND = (
     select(
         Message.id,
         Message.account_id,
@@ -85,10 +97,11 @@ OUTBOUND = (
     .join(Inbox, Inbox.id == Conversation.inbox_id)
     .join(Contact, Contact.id == Conversation.contact_id)
     .outerjoin(Agent, Agent.id == Message.agent_id)
-    .where(Message.id.in_(bindparam("ids", expanding=True)))
-    .order_by(Message.id)
 )
+OUTBOUND = _OUTBOUND.where(Message.id.in_(bindparam("ids", expanding=True))).order_by(Message.id)
 """What sending the messages ``ids`` needs, with their attempts so far."""
+OUTBOUND_ONE = _OUTBOUND.where(Message.id == bindparam("id"))
+"""The same for one message ``id`` (a statement the read path runs on the driver)."""
 
 
 def _outbound(
@@ -168,9 +181,13 @@ class Delivery:
         if not claimed:
             return 0
         leased_until = (utcnow() + LEASE).isoformat()
-        for outbound, attempts in await self.gateway.database.reads.all(
-            OUTBOUND, _outbound, ids=claimed
-        ):
+        reads = self.gateway.database.reads
+        loaded = (
+            await reads.all(OUTBOUND_ONE, _outbound, id=claimed[0])
+            if len(claimed) == 1
+            else await reads.all(OUTBOUND, _outbound, ids=claimed)
+        )
+        for outbound, attempts in loaded:
             await self.gateway.jobs.enqueue(
                 JOB,
                 message_id=outbound.id,
@@ -196,18 +213,18 @@ class Delivery:
         async with self.gateway.database.transaction() as session:
             if not await renew(session, LEASED, message_id, lease_token, LEASE):
                 raise LookupError("taken over or finished")
-        found = await self.gateway.database.reads.first(OUTBOUND, _outbound, ids=[message_id])
+        found = await self.gateway.database.reads.first(OUTBOUND_ONE, _outbound, id=message_id)
         if found is None:
             raise LookupError("deleted")
         return found
 
     async def _record(self, message_id: int, lease_token: str, values: dict[str, Any]) -> None:
+        """Store an attempt's outcome (``values``: the message's four delivery columns)
+        and give the lease up, if ``lease_token`` still holds it."""
         async with self.gateway.database.transaction() as session:
-            await session.execute(
-                update(Message)
-                .where(Message.id == message_id, Message.delivery_lease_token == lease_token)
-                .values(**values, **LEASED.released())
-                .execution_options(synchronize_session=False)
+            connection = await session.connection()
+            await connection.execute(
+                RECORD, {"message_id": message_id, "lease_token": lease_token, **values}
             )
 
     async def deliver(
