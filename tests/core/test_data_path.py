@@ -141,24 +141,33 @@ async def test_reads_see_what_was_committed_since(database: Database) -> None:
 
 
 @pytest.fixture
-def sqlite_database(tmp_path: Any) -> Database:
-    return Database(f"sqlite+aiosqlite:///{tmp_path}/data-path.db")
-
-
-async def test_a_sqlite_statement_is_one_trip_to_the_thread(
-    sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    database = sqlite_database
+async def sqlite_database(tmp_path: Any) -> Database:
+    database = Database(f"sqlite+aiosqlite:///{tmp_path}/data-path.db")
     async with database.engine.begin() as connection:
         await connection.run_sync(Base.metadata.create_all)
-    trips: list[str] = []
+    return database
+
+
+@pytest.fixture
+def trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The first word of every statement that reaches SQLite's thread from now on (a
+    new connection's PRAGMAs left out)."""
+    seen: list[str] = []
     original = sqlite_module._execute
 
     def counted(connection: Any, operation: str, parameters: Any, many: bool) -> Any:
-        trips.append(operation.split()[0])
+        if not operation.startswith("PRAGMA"):
+            seen.append(operation.split()[0])
         return original(connection, operation, parameters, many)
 
     monkeypatch.setattr(sqlite_module, "_execute", counted)
+    return seen
+
+
+async def test_a_sqlite_statement_is_one_trip_to_the_thread(
+    sqlite_database: Database, trips: list[str]
+) -> None:
+    database = sqlite_database
     try:
         async with database.transaction() as session:
             inserted = await session.execute(
@@ -213,21 +222,10 @@ async def test_turns_are_first_come_first_served() -> None:
 
 
 async def test_a_writer_waits_for_its_turn_no_longer_than_the_busy_timeout(
-    sqlite_database: Database, monkeypatch: pytest.MonkeyPatch
+    sqlite_database: Database, trips: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     database = sqlite_database
-    async with database.engine.begin() as connection:
-        await connection.run_sync(Base.metadata.create_all)
     monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT", 0.05)
-    trips: list[str] = []
-    original = sqlite_module._execute
-
-    def counted(connection: Any, operation: str, parameters: Any, many: bool) -> Any:
-        if not operation.startswith("PRAGMA"):  # a new connection's settings
-            trips.append(operation.split()[0])
-        return original(connection, operation, parameters, many)
-
-    monkeypatch.setattr(sqlite_module, "_execute", counted)
     holder_wrote = asyncio.Event()
     release = asyncio.Event()
 
@@ -273,38 +271,38 @@ async def _terminate(url: str, pid: int) -> None:
         await other.dispose()
 
 
-async def test_an_idle_pooled_connection_is_pinged_and_replaced(
-    backend: Backend, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+async def one_connection(backend: Backend) -> AsyncIterator[Database]:
+    """A PostgreSQL database whose pool holds a single connection."""
     if backend.name != "postgresql":
         pytest.skip("SQLite connections are files: nothing to ping")
-    monkeypatch.setattr(database_module, "IDLE_BEFORE_PING", 0.0)
     database = Database(backend.database_url, pool_size=1, max_overflow=0)
     try:
-        pid = await _backend_pid(database)
-        await _terminate(backend.database_url, pid)
-        # The pooled connection is dead; the ping finds out and a new one answers.
-        assert await _backend_pid(database) not in (0, pid)
+        yield database
     finally:
         await database.dispose()
 
 
+async def test_an_idle_pooled_connection_is_pinged_and_replaced(
+    one_connection: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(database_module, "IDLE_BEFORE_PING", 0.0)
+    pid = await _backend_pid(one_connection)
+    await _terminate(one_connection.url.render_as_string(hide_password=False), pid)
+    # The pooled connection is dead; the ping finds out and a new one answers.
+    assert await _backend_pid(one_connection) not in (0, pid)
+
+
 async def test_a_recently_used_connection_is_not_pinged(
-    backend: Backend, monkeypatch: pytest.MonkeyPatch
+    one_connection: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The other side of the trade: no round trip for a connection in steady use, so a
     connection killed between two quick requests fails the second one (and the pool
     then replaces it)."""
-    if backend.name != "postgresql":
-        pytest.skip("SQLite connections are files: nothing to ping")
     monkeypatch.setattr(database_module, "IDLE_BEFORE_PING", 3600.0)
-    database = Database(backend.database_url, pool_size=1, max_overflow=0)
-    try:
-        pid = await _backend_pid(database)
-        await _terminate(backend.database_url, pid)
-        with pytest.raises(DBAPIError) as raised:
-            await _backend_pid(database)
-        assert unavailable(raised.value)
-        assert await _backend_pid(database) not in (0, pid)
-    finally:
-        await database.dispose()
+    pid = await _backend_pid(one_connection)
+    await _terminate(one_connection.url.render_as_string(hide_password=False), pid)
+    with pytest.raises(DBAPIError) as raised:
+        await _backend_pid(one_connection)
+    assert unavailable(raised.value)
+    assert await _backend_pid(one_connection) not in (0, pid)

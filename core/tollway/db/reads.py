@@ -290,7 +290,9 @@ class Paged:
     def __init__(self, statement: AnySelect, total: AnySelect) -> None:
         """``statement`` selects the page (ordered, with its offset and limit);
         ``total`` counts the rows it pages through (:func:`count_of`)."""
-        self.statement = statement.add_columns(total.scalar_subquery().label("total"))
+        # Never correlated: a table of the page must not turn the total into a per-row count.
+        counted = total.correlate(None).scalar_subquery().label("total")
+        self.statement = statement.add_columns(counted)
         self.total = total
 
 

@@ -8,6 +8,7 @@ query is filtered by the account, so another account's id is simply not found.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -144,6 +145,19 @@ OFFSET: BindParameter[int] = bindparam("offset")
 LIMIT: BindParameter[int] = bindparam("limit")
 
 
+def _on_page(
+    shown: AnySelect, id_column: Any, conditions: Sequence[Any], order: Sequence[Any]
+) -> AnySelect:
+    """``shown`` (the columns an answer shows, with their joins) for the rows of one
+    page. The page's ids are chosen on the table alone, ordered, offset and limited, which
+    an index serves; only those rows are joined and computed. Joined before the offset,
+    a deep page (``page=200``) joins and discards every row in front of it."""
+    page = (
+        select(id_column).where(*conditions).order_by(*order).offset(OFFSET).limit(LIMIT)
+    ).subquery()
+    return shown.join(page, page.c[0] == id_column).order_by(*order)
+
+
 @cache
 def _conversation_page(status: bool, inbox: bool, agent: bool) -> Paged:
     """The conversation list, with a condition for each filter given."""
@@ -154,12 +168,9 @@ def _conversation_page(status: bool, inbox: bool, agent: bool) -> Paged:
         conditions.append(Conversation.inbox_id == bindparam("inbox_id"))
     if agent:
         conditions.append(Conversation.agent_id == bindparam("agent_id"))
+    order = (Conversation.last_activity_at.desc(), Conversation.id.desc())
     return Paged(
-        _conversations()
-        .where(*conditions)
-        .order_by(Conversation.last_activity_at.desc(), Conversation.id.desc())
-        .offset(OFFSET)
-        .limit(LIMIT),
+        _on_page(_conversations(), Conversation.id, conditions, order),
         count_of(Conversation, *conditions),
     )
 
@@ -172,13 +183,14 @@ _MESSAGE_CONDITIONS = (
     Message.account_id == ACCOUNT,
 )
 MESSAGE_PAGE = Paged(
-    select(*MESSAGE_COLUMNS)
-    .outerjoin(Agent, Agent.id == Message.agent_id)
-    .outerjoin(Contact, Contact.id == Message.contact_id)
-    .where(*_MESSAGE_CONDITIONS)
-    .order_by(Message.id)
-    .offset(OFFSET)
-    .limit(LIMIT),
+    _on_page(
+        select(*MESSAGE_COLUMNS)
+        .outerjoin(Agent, Agent.id == Message.agent_id)
+        .outerjoin(Contact, Contact.id == Message.contact_id),
+        Message.id,
+        _MESSAGE_CONDITIONS,
+        (Message.id,),
+    ),
     count_of(Message, *_MESSAGE_CONDITIONS),
 )
 
@@ -199,7 +211,7 @@ def _contact_page(search: bool) -> Paged:
             )
         )
     return Paged(
-        _contacts().where(*conditions).order_by(Contact.id).offset(OFFSET).limit(LIMIT),
+        _on_page(_contacts(), Contact.id, conditions, (Contact.id,)),
         count_of(Contact, *conditions),
     )
 
