@@ -393,8 +393,8 @@ def report(backends: list[Backend], args: argparse.Namespace, run: Run) -> str:
         f"- maximum: `wrk -t1 -c{args.connections} -d{args.max_duration}s "
         f"--timeout={chat.REQUEST_TIMEOUT:.0f}s --latency` after a {chat.WARMUP_SECONDS} s "
         "warm-up (post and qr with bench/chat.py's and bench/qr.py's Lua scripts)",
-        f"- steps: `bench/openloop.py` in its own process (at nice {GENERATOR_NICE} where "
-        f"allowed), {arrivals} arrivals, a pool of "
+        "- steps: `bench/openloop.py` in its own process (real-time scheduling, else nice "
+        f"{GENERATOR_NICE}, where allowed), {arrivals} arrivals, a pool of "
         f"{args.pool} keep-alive connections opened first; {args.warmup:g} s of load not "
         f"recorded, then {args.duration} s recorded; latency from each request's intended "
         "send time to the end of its response (waiting for a free connection included); "

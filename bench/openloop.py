@@ -520,14 +520,20 @@ def _percentile(ordered: Sequence[float], fraction: float) -> float:
 
 
 GENERATOR_NICE = -10
-"""The generator's niceness where it may raise its priority (as root): on two cores
-shared by the server, PostgreSQL and Redis, it must wake on time to send on time. It
-uses a few per cent of a core, so the server loses next to nothing by it."""
+"""The generator's niceness where it may not run real-time but may raise its priority.
+On two cores shared by the server, PostgreSQL and Redis, it must wake on time to send on
+time. It uses a few per cent of a core, so the server loses next to nothing by it."""
 
 
 def _scheduled_first() -> None:
-    with contextlib.suppress(PermissionError):
-        os.nice(GENERATOR_NICE)
+    """Real-time scheduling (``SCHED_FIFO``, lowest priority) where allowed, else a
+    higher priority, else as it is. The kernel's real-time throttling still leaves the
+    other tasks 5 % of every second, should the generator ever spin."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    except (PermissionError, AttributeError, OSError):
+        with contextlib.suppress(PermissionError):
+            os.nice(GENERATOR_NICE)
 
 
 def measure(load: Load) -> Result:
