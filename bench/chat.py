@@ -621,17 +621,36 @@ def report(backends: list[Backend], args: argparse.Namespace, run: Run) -> str:
 # --- main --------------------------------------------------------------------------
 
 
+Runner = Callable[[Backend, argparse.Namespace, Path], None]
+"""Measures one backend (``run_backend``, ``run_postgres``)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     run = Run.begin()
     workdir = Path(tempfile.mkdtemp(prefix="tollway-bench-chat-"))
     backends: list[Backend] = []
-    runners: list[tuple[Backend, Callable[[Backend, argparse.Namespace, Path], None]]] = []
+    runners: list[tuple[Backend, Runner]] = []
     if "sqlite" in args.backends:
         sqlite = Backend("SQLite", "memory", f"sqlite+aiosqlite:///{workdir / 'chat.db'}")
         runners.append((sqlite, run_backend))
     if "postgresql" in args.backends:
         runners.append((Backend("PostgreSQL", "Redis"), run_postgres))
+    if not run_all(runners, backends, args, workdir):
+        return 1
+    publish(report(backends, args, run), args.output)
+    return 0
+
+
+def run_all(
+    runners: Sequence[tuple[Backend, Runner]],
+    backends: list[Backend],
+    args: argparse.Namespace,
+    workdir: Path,
+) -> bool:
+    """Run each backend's runner in turn, adding the backend to ``backends``, then
+    remove ``workdir``. ``False`` (and why, logged) when the run is invalid or no
+    backend could be measured."""
     try:
         wrk_path()
         for backend, runner in runners:
@@ -641,14 +660,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 log(f"{backend.name} skipped: {backend.skipped}")
     except (LoadError, ServerError, BenchError) as error:
         log(f"bench: {error}")
-        return 1
+        return False
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     if all(backend.skipped for backend in backends):
         log("bench: no backend could be measured")
-        return 1
-    publish(report(backends, args, run), args.output)
-    return 0
+        return False
+    return True
 
 
 if __name__ == "__main__":

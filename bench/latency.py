@@ -41,7 +41,6 @@ import argparse
 import asyncio
 import math
 import platform
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -53,7 +52,6 @@ from pathlib import Path
 import chat
 import qr
 from common import (
-    BenchError,
     Run,
     add_output,
     add_redis_url,
@@ -62,7 +60,7 @@ from common import (
     log,
     publish,
 )
-from loadgen import LoadError, Measurement, wrk_path
+from loadgen import Measurement
 from openloop import (
     CPU_LIMIT,
     GENERATOR_NICE,
@@ -74,7 +72,7 @@ from openloop import (
     measure,
     summary,
 )
-from servers import HOST, Server, ServerError, running
+from servers import HOST, Server, running
 
 CASES = ["trivial", "list", "post", "qr"]
 CHAT_CASES = {"trivial": "baseline", "list": "list", "post": "post"}
@@ -452,29 +450,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="tollway-bench-latency-"))
     backends: list[Backend] = []
     sqlite = Backend("SQLite", "memory", f"sqlite+aiosqlite:///{workdir / 'latency.db'}")
-    runners: list[tuple[Backend, Callable[[chat.Backend, argparse.Namespace, Path], None]]] = [
-        (sqlite, run_backend)
-    ]
+    runners: list[tuple[Backend, chat.Runner]] = [(sqlite, run_backend)]
     if args.skip_postgres:
         backends.append(Backend("PostgreSQL", "Redis", skipped="--skip-postgres"))
     else:
         runners.append(
             (Backend("PostgreSQL", "Redis"), partial(chat.run_postgres, run=run_backend))
         )
-    try:
-        wrk_path()
-        for backend, runner in runners:
-            backends.append(backend)
-            runner(backend, args, workdir)
-            if backend.skipped:
-                log(f"{backend.name} skipped: {backend.skipped}")
-    except (LoadError, ServerError, BenchError) as error:
-        log(f"bench: {error}")
-        return 1
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    if all(backend.skipped for backend in backends):
-        log("bench: no backend could be measured")
+    if not chat.run_all(runners, backends, args, workdir):
         return 1
     publish(report(backends, args, run), args.output)
     return 0
