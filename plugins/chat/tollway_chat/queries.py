@@ -120,7 +120,7 @@ def message_row(
     )
 
 
-def conversation_count() -> Any:
+def _conversation_count() -> Any:
     return (
         select(func.count(Conversation.id))
         .where(Conversation.contact_id == Contact.id)
@@ -135,7 +135,7 @@ def _contacts() -> AnySelect:
         Contact.name,
         Contact.email,
         Contact.phone,
-        conversation_count(),
+        _conversation_count(),
         Contact.created_at,
     )
 

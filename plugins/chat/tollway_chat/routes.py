@@ -208,11 +208,13 @@ async def get_contact(contact_id: Id, chat_reads: NamedDependency[ChatReads]) ->
 
 @post("/contacts/{contact_id:int}/stream-token", scope=CONTACTS_WRITE)
 async def create_stream_token(
-    contact_id: Id, chat: NamedDependency[Chat], stream_tokens: NamedDependency[StreamTokens]
+    contact_id: Id,
+    chat_reads: NamedDependency[ChatReads],
+    stream_tokens: NamedDependency[StreamTokens],
 ) -> schemas.StreamToken:
     """A short-lived token with which the contact reads ``GET /v1/chat/stream``."""
-    await chat.contact(contact_id)
-    token, expires_at = await stream_tokens.issue(chat.account_id, contact_id)
+    await chat_reads.contact(contact_id)
+    token, expires_at = await stream_tokens.issue(chat_reads.account_id, contact_id)
     return schemas.StreamToken(token=token, contact_id=contact_id, expires_at=expires_at)
 
 

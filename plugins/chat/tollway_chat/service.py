@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, TypeVar, cast
 
 import msgspec
-from sqlalchemy import Executable, Result, Select, Table, bindparam, exists, insert, select, update
+from sqlalchemy import Executable, Result, Table, bindparam, exists, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,7 +25,7 @@ from tollway_chat.product import (
     CONVERSATION_UPDATED,
     MESSAGE_CREATED,
 )
-from tollway_chat.queries import ACCOUNT, conversation_count
+from tollway_chat.queries import ACCOUNT
 from tollway_chat.views import (
     agent_view,
     contact_view,
@@ -337,15 +337,6 @@ class Chat:
         return view
 
     # Contacts -----------------------------------------------------------------------
-
-    def _contacts(self) -> Select[Any]:
-        return select(Contact, conversation_count()).where(Contact.account_id == self.account_id)
-
-    async def contact(self, contact_id: int) -> schemas.Contact:
-        row = (await self.session.execute(self._contacts().where(Contact.id == contact_id))).first()
-        if row is None:
-            raise NotFound(f"Contact {contact_id} not found")
-        return contact_view(row[0], row[1])
 
     async def create_contact(self, data: schemas.ContactCreate) -> schemas.Contact:
         contact = Contact(

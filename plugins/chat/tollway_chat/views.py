@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from tollway_chat import schemas
-from tollway_chat.models import Agent, Contact, Conversation, Inbox, Message
+from tollway_chat.models import Agent, Contact, Conversation
 
 
 def conversation_view(conversation: Conversation) -> schemas.Conversation:
@@ -24,29 +24,8 @@ def conversation_view(conversation: Conversation) -> schemas.Conversation:
     )
 
 
-def message_view(message: Message) -> schemas.Message:
-    sender: schemas.Sender | None = None
-    if message.agent is not None:
-        sender = schemas.Sender("agent", message.agent.id, message.agent.name)
-    elif message.contact is not None:
-        sender = schemas.Sender("contact", message.contact.id, message.contact.name)
-    return schemas.Message(
-        id=message.id,
-        conversation_id=message.conversation_id,
-        type="incoming" if message.type == "incoming" else "outgoing",
-        content=message.content,
-        private=message.private,
-        sender=sender,
-        created_at=message.created_at,
-    )
-
-
 def agent_view(agent: Agent) -> schemas.Agent:
     return msgspec.convert(agent, schemas.Agent, from_attributes=True)
-
-
-def inbox_view(inbox: Inbox) -> schemas.Inbox:
-    return msgspec.convert(inbox, schemas.Inbox, from_attributes=True)
 
 
 def contact_view(contact: Contact, conversation_count: int) -> schemas.Contact:
