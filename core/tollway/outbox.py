@@ -16,6 +16,7 @@ pending, when it is next due, and the lease's expiry and token.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
@@ -63,9 +64,10 @@ def rowcount(result: Any) -> int:
     return cast(CursorResult[Any], result).rowcount
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class LeasedColumns:
-    """The columns of a table of leased work (mapped attributes of ``model``)."""
+    """The columns of a table of leased work (mapped attributes of ``model``). Compared
+    and hashed by identity: its fields are SQL expressions."""
 
     model: Any
     id: Any
@@ -98,62 +100,47 @@ class LeasedColumns:
         return {self.lease_until.key: None, self.lease_token.key: None}
 
 
-@dataclass(frozen=True, slots=True)
-class _Claim:
-    """:func:`claim_due`'s two statements for one table, built once."""
-
-    columns: LeasedColumns
-    candidates: Any
-    lease: Any
-
-    @classmethod
-    def of(cls, columns: LeasedColumns) -> _Claim:
-        claim = _CLAIMS.get(id(columns))
-        if claim is None or claim.columns is not columns:
-            now: BindParameter[datetime] = bindparam("now")
-            due = columns.due(now)
-            claim = _CLAIMS[id(columns)] = cls(
-                columns,
-                select(columns.id)
-                .where(due)
-                .order_by(columns.due_at, columns.id)
-                .limit(bindparam("limit")),
-                update(columns.model)
-                .where(columns.id.in_(bindparam("ids", expanding=True)), due)
-                .values(
-                    {
-                        columns.lease_until.key: bindparam("new_lease_until"),
-                        columns.lease_token.key: bindparam("new_lease_token"),
-                    }
-                )
-                .returning(columns.id),
-            )
-        return claim
-
-
-_CLAIMS: dict[int, _Claim] = {}
+@functools.cache
+def _claim_statements(columns: LeasedColumns) -> tuple[Any, Any]:
+    """:func:`claim_due`'s two statements for one table, built once: the due rows'
+    ids, and the conditional ``UPDATE`` leasing those still due."""
+    now: BindParameter[datetime] = bindparam("now")
+    due = columns.due(now)
+    candidates = (
+        select(columns.id).where(due).order_by(columns.due_at, columns.id).limit(bindparam("limit"))
+    )
+    lease = (
+        update(columns.model)
+        .where(columns.id.in_(bindparam("ids", expanding=True)), due)
+        .values(
+            {
+                columns.lease_until.key: bindparam("new_lease_until"),
+                columns.lease_token.key: bindparam("new_lease_token"),
+            }
+        )
+        .returning(columns.id)
+    )
+    return candidates, lease
 
 
 async def claim_due(
     database: Database, columns: LeasedColumns, *, lease: timedelta, limit: int
 ) -> tuple[str, list[Any]]:
     """Lease up to ``limit`` due rows, oldest due first: ``(token, ids)``."""
-    claim = _Claim.of(columns)
+    candidates_due, lease_due = _claim_statements(columns)
     now = utcnow()
     token = secrets.token_hex(16)
     async with database.transaction() as session:
         connection = await session.connection()
         candidates = (
-            (await connection.execute(claim.candidates, {"now": now, "limit": limit}))
-            .scalars()
-            .all()
+            (await connection.execute(candidates_due, {"now": now, "limit": limit})).scalars().all()
         )
         if not candidates:
             return token, []
         # The due condition is evaluated again, row by row under the row lock, so a
         # row another process claimed since the candidates were read is left out.
         leased = await connection.execute(
-            claim.lease,
+            lease_due,
             {
                 "ids": list(candidates),
                 "now": now,
