@@ -2,16 +2,19 @@
 
 from tollway.db.base import UTCDateTime, make_metadata, utcnow
 from tollway.db.database import Database, unavailable
-from tollway.db.reads import AnySelect, Paged, Reads, columns_of, count_of
+from tollway.db.reads import AnySelect, Paged, Reads, columns_of, count_of, escape_like
+from tollway.db.tallies import Tally
 
 __all__ = [
     "AnySelect",
     "Database",
     "Paged",
     "Reads",
+    "Tally",
     "UTCDateTime",
     "columns_of",
     "count_of",
+    "escape_like",
     "make_metadata",
     "unavailable",
     "utcnow",

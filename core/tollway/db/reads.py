@@ -302,6 +302,13 @@ def columns_of(model: Any, struct: type[Any]) -> list[Any]:
     return [getattr(model, name) for name in struct.__struct_fields__]
 
 
+def escape_like(text: str) -> str:
+    """``text`` matched literally by ``LIKE ... ESCAPE '\\'`` (its ``%`` and ``_`` are
+    not wildcards): ``column.ilike(bindparam("pattern"), escape="\\")`` with
+    ``pattern=f"%{escape_like(q)}%"`` finds ``q`` anywhere, ignoring case."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def count_of(model: Any, *conditions: Any) -> AnySelect:
     """``SELECT count(*) FROM model WHERE conditions``: the ``total`` of :class:`Paged`."""
     return select(func.count()).select_from(model).where(*conditions)

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from tollway import Account, UTCDateTime, make_metadata, utcnow
+from tollway import Account, Tally, UTCDateTime, make_metadata, utcnow
 
 
 class ChatBase(DeclarativeBase):
@@ -54,7 +64,7 @@ class Conversation(ChatBase):
     __tablename__ = "chat_conversations"
     __table_args__ = (
         # Lists are most recent activity first, all of them or by status: these serve
-        # the order, the page's offset and the count from the index alone.
+        # the order and the page's offset from the index alone (the totals: the tally below).
         Index("ix_chat_conversations_activity", "account_id", "last_activity_at", "id"),
         Index(
             "ix_chat_conversations_status_activity",
@@ -80,6 +90,27 @@ class Conversation(ChatBase):
 
     contact: Mapped[Contact] = relationship(lazy="joined", innerjoin=True)
     agent: Mapped[Agent | None] = relationship(lazy="joined")
+
+
+NO_AGENT = 0
+"""How the conversation counts store "no agent" (agent ids start at 1)."""
+CONVERSATION_TALLY = Tally(
+    "chat_conversation_counts",
+    "chat_conversations",
+    ("account_id", "status", "inbox_id", "agent_id"),
+    nulls={"agent_id": NO_AGENT},
+)
+"""The conversation list's totals, for every combination of its filters."""
+CONVERSATION_COUNTS = Table(
+    CONVERSATION_TALLY.name,
+    ChatBase.metadata,
+    Column("account_id", ForeignKey(Account.id, ondelete="CASCADE"), primary_key=True),
+    Column("status", String(20), primary_key=True),
+    Column("inbox_id", Integer, primary_key=True),
+    Column("agent_id", Integer, primary_key=True),
+    Column("n", Integer, nullable=False),
+)
+"""Written by :data:`CONVERSATION_TALLY`'s triggers only (migration 0005)."""
 
 
 class Message(ChatBase):

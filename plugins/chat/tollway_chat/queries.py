@@ -17,7 +17,14 @@ from sqlalchemy import BindParameter, ColumnElement, bindparam, func, or_, selec
 
 from tollway import AnySelect, NotFound, Paged, Reads, columns_of, count_of
 from tollway_chat import schemas
-from tollway_chat.models import Agent, Contact, Conversation, Inbox, Message
+from tollway_chat.models import (
+    CONVERSATION_TALLY,
+    Agent,
+    Contact,
+    Conversation,
+    Inbox,
+    Message,
+)
 
 
 def escape_like(text: str) -> str:
@@ -160,18 +167,17 @@ def _on_page(
 
 @cache
 def _conversation_page(status: bool, inbox: bool, agent: bool) -> Paged:
-    """The conversation list, with a condition for each filter given."""
-    conditions: list[ColumnElement[bool]] = [Conversation.account_id == ACCOUNT]
-    if status:
-        conditions.append(Conversation.status == bindparam("status"))
-    if inbox:
-        conditions.append(Conversation.inbox_id == bindparam("inbox_id"))
-    if agent:
-        conditions.append(Conversation.agent_id == bindparam("agent_id"))
+    """The conversation list, with a condition for each filter given; its total is
+    the sum of the matching conversation counts (:data:`CONVERSATION_TALLY`)."""
+    filters: dict[str, BindParameter[Any]] = {"account_id": ACCOUNT}
+    for name, given in (("status", status), ("inbox_id", inbox), ("agent_id", agent)):
+        if given:
+            filters[name] = bindparam(name)
+    conditions = [getattr(Conversation, name) == value for name, value in filters.items()]
     order = (Conversation.last_activity_at.desc(), Conversation.id.desc())
     return Paged(
         _on_page(_conversations(), Conversation.id, conditions, order),
-        count_of(Conversation, *conditions),
+        CONVERSATION_TALLY.total(**filters),
     )
 
 
