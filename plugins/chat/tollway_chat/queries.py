@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import BindParameter, ColumnElement, bindparam, func, or_, select
 
-from tollway import AnySelect, NotFound, Paged, Reads, columns_of, count_of
+from tollway import AnySelect, NotFound, Paged, Reads, columns_of, count_of, escape_like
 from tollway_chat import schemas
 from tollway_chat.models import (
     CONVERSATION_TALLY,
@@ -25,12 +25,6 @@ from tollway_chat.models import (
     Inbox,
     Message,
 )
-
-
-def escape_like(text: str) -> str:
-    """``text`` matched literally by ``LIKE ... ESCAPE '\\'``."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
 
 # Rows into Structs --------------------------------------------------------------------
 
