@@ -60,10 +60,11 @@ from tollway.errors import (
     UnsupportedMediaType,
 )
 from tollway.gateway import Gateway
+from tollway.geoip import GeoIP, IptoccGeoIP
 from tollway.hookspecs import CommandRegistrar, RouteRegistrar, hookimpl
 from tollway.jobs import InProcessJobQueue, JobFunction, JobQueue
 from tollway.net import ClientAddress, PublicOrigin
-from tollway.outbox import LeasedColumns, Poller, claim_due, renew
+from tollway.outbox import LeasedColumns, Poller, after_commit, claim_due, renew
 from tollway.params import MAX_ROW_ID, FilterId, Id, ListPage, Page, offset, page_limit
 from tollway.pipeline import Caller, CurrentCaller
 from tollway.ratelimit import (
@@ -125,10 +126,12 @@ __all__ = [
     "FilterId",
     "Forbidden",
     "Gateway",
+    "GeoIP",
     "GuardedNetworkBackend",
     "Id",
     "InProcessJobQueue",
     "InternalServerError",
+    "IptoccGeoIP",
     "JobFunction",
     "JobQueue",
     "KeyAuthenticator",
@@ -171,6 +174,7 @@ __all__ = [
     "WebhookError",
     "WebhookSigner",
     "Window",
+    "after_commit",
     "claim_due",
     "columns_of",
     "count_of",

@@ -4,12 +4,14 @@ Each product's handlers are mounted on a router at the product's prefix, with th
 dependencies its plugin registered. Each route's declared access was checked when it
 was registered; here it is compiled into a gate, and every route gets one
 ``before_request`` step: the request's gate, then its body, then the plugin's own.
+Hosts registered for a product (``tollway_register_hosts``) are served by a layer in
+front of the router.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from litestar import Litestar, Request, Response, Router
@@ -22,7 +24,9 @@ from litestar.types import (
     BeforeMessageSendHookHandler,
     Empty,
     Message,
+    Receive,
     Scope,
+    Send,
 )
 from litestar.utils import normalize_path
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -91,7 +95,51 @@ def create_app(gateway: Gateway) -> Litestar:
     )
     app.state["gateway"] = gateway
     _compile_routes(app, gateway)
+    _serve_hosts(app, registry.hosts)
     return app
+
+
+def _serve_hosts(app: Litestar, hosts: Mapping[str, str]) -> None:
+    """Serve the requests for each registered host under its prefix: ``/abc`` on
+    ``go.example.com`` as ``/l/abc``. A path whose first segment one of the app's own
+    routes has (``/v1``, ``/healthz``, ``/l``) is left alone, so a host may be the
+    API's own too. The ``Host`` header decides, in any case, its port ignored.
+
+    A layer in front of Litestar's router (``app.asgi_handler``): middleware runs after
+    routing, too late to move a request. Without registered hosts there is no layer."""
+    if not hosts:
+        return
+    prefixes = {host.encode(): (prefix, prefix.encode()) for host, prefix in hosts.items()}
+    own = frozenset(route.path.split("/")[1] for route in app.routes)
+    routed = app.asgi_handler
+
+    async def by_host(scope: Scope, receive: Receive, send: Send) -> None:
+        for name, value in scope["headers"]:
+            if name == b"host":
+                found = prefixes.get(value.partition(b":")[0].lower().removesuffix(b"."))
+                if found is not None:
+                    _move(scope, *found, own)
+                break
+        await routed(scope, receive, send)
+
+    app.asgi_handler = by_host
+
+
+def _move(scope: Scope, prefix: str, raw_prefix: bytes, own: frozenset[str]) -> None:
+    """Put ``prefix`` in front of the request's path (after its ``root_path``), unless
+    the path's first segment is one the app serves itself."""
+    root: str = scope.get("root_path") or ""
+    path = scope["path"]
+    if not path.startswith(root):
+        root = ""
+    rest = path[len(root) :]
+    if rest[1:].partition("/")[0] in own:
+        return
+    scope["path"] = f"{root}{prefix}{rest}"
+    raw = scope.get("raw_path")
+    if raw is not None:
+        at = len(root.encode())
+        scope["raw_path"] = raw[:at] + raw_prefix + raw[at:]
 
 
 def _provider(gateway: Gateway, provided: Any) -> Provide:

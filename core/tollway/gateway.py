@@ -7,6 +7,7 @@ into a Litestar application.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -22,6 +23,7 @@ from tollway.auth import KeyAuthenticator
 from tollway.db import Database
 from tollway.db.migrate import upgrade
 from tollway.errors import ErrorMapper
+from tollway.geoip import GeoIP
 from tollway.hookspecs import RouteRegistrar
 from tollway.jobs import JobFunction, JobQueue
 from tollway.observability.metrics import GatewayMetrics
@@ -83,6 +85,7 @@ class Gateway:
         call_each(hook.tollway_register_services, self._service_adder, gateway=self)
         call_each(hook.tollway_register_jobs, self._job_adder, gateway=self)
         call_each(hook.tollway_register_routes, self._route_adder)
+        call_each(hook.tollway_register_hosts, self._host_adder, gateway=self)
 
     def service(self, kind: type[T]) -> T:
         """The gateway's one instance of a service class a plugin registered."""
@@ -91,6 +94,13 @@ class Gateway:
         except KeyError:
             raise LookupError(f"no plugin registered a {kind.__name__} service") from None
         return found  # type: ignore[return-value]  # stored under its own class
+
+    @functools.cached_property
+    def geoip(self) -> GeoIP:
+        """The country lookup (``tollway_geoip``), resolved on first use: a gateway
+        whose products never ask loads no country database."""
+        geoip: GeoIP = _required(self.plugins.hook.tollway_geoip(gateway=self), "GeoIP lookup")
+        return geoip
 
     def product_settings(self, kind: type[S]) -> S:
         """A product's settings, as the Struct its plugin registered, validated."""
@@ -130,6 +140,12 @@ class Gateway:
             dependencies: Mapping[str, Callable[..., Any]] | None = None,
         ) -> None:
             self.registry.add_routes(product, handlers, dependencies=dependencies, plugin=plugin)
+
+        return add
+
+    def _host_adder(self, plugin: str) -> Callable[[str, str], None]:
+        def add(host: str, prefix: str) -> None:
+            self.registry.add_host(host, prefix, plugin=plugin)
 
         return add
 

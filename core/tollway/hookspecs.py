@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from tollway.auth import KeyAuthenticator
     from tollway.errors import ErrorMapper
     from tollway.gateway import Gateway
+    from tollway.geoip import GeoIP
     from tollway.jobs import JobFunction, JobQueue
     from tollway.ratelimit import RateLimiter
     from tollway.registry import Plan, Product
@@ -193,6 +194,20 @@ def tollway_register_commands(register: CommandRegistrar) -> None:
     """
 
 
+@hookspec
+def tollway_register_hosts(register: Callable[[str, str], None], gateway: Gateway) -> None:
+    """Serve a product on a host of its own: ``register("go.example.com", "/l")``.
+
+    A request whose ``Host`` header names ``host`` (any case, any port) is served as if
+    its path started with ``prefix``, a registered product's prefix: ``GET /abc`` on
+    ``go.example.com`` is ``GET /l/abc``. Paths whose first segment the gateway
+    serves itself (``/v1/...``, ``/healthz``, ``/l/...``) are left as they are, so the
+    host may also be the API's own. A host registered twice, or a prefix no product
+    has, fails start-up. Called once per plugin when the ``Gateway`` is built, after
+    the routes; with no host registered the app has no layer for it at all.
+    """
+
+
 # Mechanisms (first result wins) ------------------------------------------------------
 
 
@@ -253,6 +268,16 @@ def tollway_segmenter(gateway: Gateway) -> Segmenter | None:
 
     Called once per gateway by the product that needs it. The core has no default:
     the removebg plugin provides one (rembg with U²-Net weights, ``trylast``).
+    """
+
+
+@hookspec(firstresult=True)
+def tollway_geoip(gateway: Gateway) -> GeoIP | None:
+    """Return the country lookup for client addresses (a :class:`tollway.GeoIP`).
+
+    Called once per gateway, the first time something reads ``gateway.geoip``, so a
+    deployment serving no product that needs it never loads a country database.
+    Default: :class:`tollway.IptoccGeoIP`, the registries' data in the iptocc wheel.
     """
 
 

@@ -28,6 +28,7 @@ DEFAULT_PLUGINS = (
     "tollway.defaults.webhooks",
     "tollway.defaults.errors",
     "tollway.defaults.jobs",
+    "tollway.defaults.geoip",
 )
 
 

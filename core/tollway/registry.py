@@ -21,6 +21,10 @@ ErrorStyle = Literal["detail", "error"]
 _SCOPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*(:[a-z0-9_*-]+)+$")
 _EVENT_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 _NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
+_HOST_PATTERN = re.compile(
+    r"^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"
+)
+"""A host name as ``Host`` headers carry it: ASCII labels (IDNs in their ``xn--`` form)."""
 
 
 class RegistrationError(RuntimeError):
@@ -122,6 +126,8 @@ class Registry:
     routes: list[RouteSet] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     settings: dict[str, SettingsType] = field(default_factory=dict)
+    hosts: dict[str, str] = field(default_factory=dict)
+    """Host name (lower case) -> the prefix its requests are served under."""
     owners: dict[str, str] = field(default_factory=dict)
     """``"product:code"`` / ``"table:accounts"`` / ... -> registering plugin."""
 
@@ -228,6 +234,18 @@ class Registry:
             )
         self._claim("settings", product, plugin)
         self.settings[product] = SettingsType(product, struct, plugin)
+
+    def add_host(self, host: str, prefix: str, *, plugin: str) -> None:
+        name = host.lower().removesuffix(".")
+        if not _HOST_PATTERN.match(name):
+            raise RegistrationError(f"plugin {plugin!r}: invalid host {host!r} (a name, no port)")
+        if not any(product.prefix == prefix for product in self.products.values()):
+            raise RegistrationError(
+                f"plugin {plugin!r}: host {name!r} is served under {prefix!r}, "
+                "which is no product's prefix"
+            )
+        self._claim("host", name, plugin)
+        self.hosts[name] = prefix
 
     def product_for_path(self, path: str) -> Product | None:
         """The product whose prefix is the longest one ``path`` starts with."""
