@@ -40,7 +40,7 @@ from tollway.observability.metrics import metrics_route
 from tollway.observability.responses import OBSERVED, response_observer
 from tollway.openapi import ApiReference
 from tollway.pipeline import GATE, Caller, Gate, Pipeline, stamp_response_headers
-from tollway.query import utf8_query_strings
+from tollway.query import check_query_string, utf8_query_strings
 from tollway.registry import RegistrationError
 from tollway.state import request_state
 
@@ -75,7 +75,7 @@ def create_app(gateway: Gateway) -> Litestar:
     app = Litestar(
         route_handlers=[*routers, *health_routes(readiness), metrics_route(gateway)],
         before_send=[_before_send(response_observer(gateway))],
-        middleware=[utf8_query_strings],
+        before_request=utf8_query_strings,
         exception_handlers={Exception: _error_handler(gateway)},
         dependencies={
             "caller": Provide(_provide_caller, sync_to_thread=False),
@@ -260,12 +260,14 @@ def _before_send(
 
 
 def _chain(steps: list[RequestStep]) -> RequestStep:
-    """One ``before_request`` hook: the request starts, then ``steps`` run in order
-    until one answers."""
+    """One ``before_request`` hook: the query string is checked, the request starts,
+    then ``steps`` run in order until one answers."""
     ordered = tuple(steps)
 
     async def run_steps(request: Request[Any, Any, Any]) -> Any:
-        request_state(request.scope)
+        scope = request.scope
+        check_query_string(scope)
+        request_state(scope)
         for step in ordered:
             answer = await step(request)
             if answer is not None:

@@ -3,18 +3,22 @@
 Litestar decodes a raw query string as Latin-1 and only its %-escapes as UTF-8, with
 invalid sequences replaced by U+FFFD. So ``?q=Zoë`` sent raw (as browsers and most
 clients send non-ASCII) arrives as ``ZoÃ«``, and ``?data=%FF`` as ``\\ufffd``: a
-handler would check text other than what the client sent. This middleware runs
-before Litestar parses the query: raw non-ASCII bytes become %-escapes, which
-Litestar's parser decodes as UTF-8, and a query string whose bytes, once unescaped,
-are not UTF-8 is answered 400 in the product's error style.
+handler would check text other than what the client sent. :func:`check_query_string`
+runs first in every route's ``before_request`` step, before Litestar parses the query
+(and before admission reads a key from it): raw non-ASCII bytes become %-escapes, which
+Litestar's parser decodes as UTF-8, and a query string whose bytes, once unescaped, are
+not UTF-8 is answered 400 in the product's error style. (A step, not middleware: a
+middleware layer cost every request 1.7 µs for what is, nearly always, two byte checks.)
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar import Request
+from litestar.types import Scope
 
 from tollway.errors import BadRequest
 
@@ -38,14 +42,15 @@ def utf8_query(query: bytes) -> bytes:
     return quote_from_bytes(query, safe=_ASCII).encode() if raw else query
 
 
-def utf8_query_strings(app: ASGIApp) -> ASGIApp:
-    """Litestar middleware applying :func:`utf8_query` to every request's query
-    string; one in plain ASCII without ``%`` (nearly all of them) passes untouched."""
+def check_query_string(scope: Scope) -> None:
+    """Apply :func:`utf8_query` to the request's query string; one in plain ASCII
+    without ``%`` (nearly all of them) passes untouched."""
+    query = scope["query_string"]
+    if not query.isascii() or b"%" in query:
+        scope["query_string"] = utf8_query(query)
 
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        query = scope["query_string"]
-        if not query.isascii() or b"%" in query:
-            scope["query_string"] = utf8_query(query)
-        await app(scope, receive, send)
 
-    return middleware
+async def utf8_query_strings(request: Request[Any, Any, Any]) -> None:
+    """A ``before_request`` hook running :func:`check_query_string`: the app's default,
+    for the routes no product step covers (health, metrics, the API reference)."""
+    check_query_string(request.scope)

@@ -86,7 +86,7 @@ def _refused(request: Request[Any, Any, Any], error: Exception) -> Response[dict
     return Response({"detail": error.message}, status_code=error.status_code)
 
 
-ECHO = Litestar([echo], middleware=[utf8_query_strings], exception_handlers={ApiError: _refused})
+ECHO = Litestar([echo], before_request=utf8_query_strings, exception_handlers={ApiError: _refused})
 
 
 def get_echo(query: bytes) -> tuple[int, Any]:
