@@ -1,10 +1,12 @@
-"""Registers the code product: its descriptor, scopes, plans and routes."""
+"""Registers the code product: its descriptor, scopes, plans, QR content service and
+routes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from tollway import Plan, Product, RouteRegistrar, hookimpl
+from tollway import Gateway, Plan, Product, RouteRegistrar, hookimpl
+from tollway_code.content import QrContent
 from tollway_code.product import PLANS, PRODUCT, SCOPES
 from tollway_code.routes import ROUTES
 
@@ -27,5 +29,10 @@ def tollway_register_plans(register: Callable[[str, Plan], None]) -> None:
 
 
 @hookimpl
+def tollway_register_services(register: Callable[[object], None], gateway: Gateway) -> None:
+    register(QrContent(gateway))
+
+
+@hookimpl
 def tollway_register_routes(register: RouteRegistrar) -> None:
-    register(PRODUCT.name, ROUTES)
+    register(PRODUCT.name, ROUTES, dependencies={"qr_content": QrContent})

@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from litestar import Response, get, post
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from tollway import CurrentCaller, Forbidden, ServiceUnavailable
+from tollway_code.content import QrContent
 from tollway_code.product import (
     BARCODE_GENERATE,
     BATCH_FEATURE,
@@ -34,8 +38,13 @@ def _iso(epoch: float) -> str:
 
 
 @post("/qr", scope=QR_GENERATE, status_code=200, media_type="image/png")
-async def generate_qr(data: JSONBody[QrRequest]) -> Response[bytes]:
-    image = render_qr(data)
+async def generate_qr(
+    data: JSONBody[QrRequest],
+    request: Request[Any, Any, Any],
+    qr_content: NamedDependency[QrContent],
+) -> Response[bytes]:
+    content = qr_content.for_request(request.scope)
+    image = render_qr(msgspec.structs.replace(data, data=content(data.data)))
     return Response(image.content, media_type=image.media_type)
 
 
@@ -47,14 +56,17 @@ async def generate_barcode(data: JSONBody[BarcodeRequest]) -> Response[bytes]:
 
 @post("/batch/qr", scope=BATCH_WRITE, status_code=200)
 async def generate_qr_batch(
-    data: JSONBody[BatchQrRequest], caller: CurrentCaller
+    data: JSONBody[BatchQrRequest],
+    caller: CurrentCaller,
+    request: Request[Any, Any, Any],
+    qr_content: NamedDependency[QrContent],
 ) -> BatchQrResponse:
     if BATCH_FEATURE not in caller.plan.features:
         raise Forbidden(
             f"Batch QR generation needs the Pro plan or higher; "
             f"this account is on the '{caller.plan.name}' plan"
         )
-    return render_batch(data)
+    return render_batch(data, qr_content.for_request(request.scope))
 
 
 @get("/usage", scope=USAGE_READ)

@@ -3,6 +3,8 @@ and the catalog of code types. Rendering itself is ``tollway_render``'s."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tollway_code.schemas import (
     BatchQrRequest,
     BatchQrResponse,
@@ -59,17 +61,18 @@ def _batch_ids(request: BatchQrRequest) -> list[str]:
     return ids
 
 
-def render_batch(request: BatchQrRequest) -> BatchQrResponse:
+def render_batch(request: BatchQrRequest, content: Callable[[str], str] = str) -> BatchQrResponse:
     """Render every item with the shared options; any failure fails the whole batch.
 
-    Results carry the ids of :func:`_batch_ids`, in request order.
+    Each item encodes ``content(item.data)`` (:class:`tollway_code.content.QrContent`);
+    results carry the ids of :func:`_batch_ids`, in request order, and the data given.
     """
     results: list[BatchQrResult] = []
     ids = _batch_ids(request)
     for position, (item_id, item) in enumerate(zip(ids, request.items, strict=True), start=1):
         # Built, not decoded: the batch's fields were validated as the batch's.
         qr = QrRequest(
-            item.data,
+            content(item.data),
             request.format,
             request.size,
             request.ecc,
