@@ -208,14 +208,15 @@ def tollway_register_hosts(register: Callable[[str, str], None], gateway: Gatewa
     """
 
 
-@hookspec(firstresult=True)
+@hookspec
 def tollway_qr_content(content: str, origin: str, gateway: Gateway) -> str | None:
     """What a QR code drawn by this deployment encodes, given the text asked for.
 
     ``content`` is the text a caller asked a product (code) to encode; ``origin`` the
     public origin of that request (``https://api.example.com``, trusted proxies
     applied). Return a replacement for text the plugin recognises as its own, else
-    ``None``; the first answer wins, and with none the text is encoded as given. The
+    ``None``; the first answer that is not ``None`` is encoded (plugins registered
+    later are asked first), and with none the text is encoded as given. The
     short links product marks its own short links (``?qr=1``), so that their scans
     count as the ``(qr)`` referrer. Called on every QR code rendered: answer from
     memory.

@@ -23,7 +23,9 @@ class QrContent:
         origin = self._origin.of(scope)
 
         def content(text: str) -> str:
-            answer: str | None = self._ask(content=text, origin=origin, gateway=self._gateway)
-            return text if answer is None else answer
+            answers: list[str | None] = self._ask(
+                content=text, origin=origin, gateway=self._gateway
+            )
+            return next((answer for answer in answers if answer is not None), text)
 
         return content
