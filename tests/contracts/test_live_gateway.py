@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from contract_runs import contract_config, richest_plan
 
+from tollway import Gateway, load_settings
 from tollway.plugins import installed_plugins
 from tollway.testing import GatewayProcess, product_test_settings
 
@@ -78,6 +79,8 @@ def test_a_live_gateway_passes_the_contracts_it_serves(
             timeout=600,
         )
     assert run.returncode == 0, run.stdout + run.stderr + server.log[-5000:]
-    for product in products:
+    # A plugin may serve more than one product (short links: the API and its redirects).
+    served = sorted(Gateway(load_settings(environ={}, demo=False)).registry.products)
+    for product in served:
         assert f"{product}: PASS" in run.stdout
-    assert f"{len(products)} passed, 0 failed" in run.stdout
+    assert f"{len(served)} passed, 0 failed" in run.stdout

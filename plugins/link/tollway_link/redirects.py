@@ -1,0 +1,175 @@
+"""The redirect host: ``GET /l/<code>`` (or ``/<code>`` on ``short_link_base``'s host)
+answers 302 to the link's destination.
+
+No key: visitors are counted per client address (the ``anonymous`` plan's
+``redirects_per_minute``, trusted proxies as for the public QR API), and a visitor over
+it gets the gateway's 429 ``{"detail"}`` with ``Retry-After``. Nothing on the way reads
+the database while the code is cached (:mod:`tollway_link.targets`) or waits for the
+click to be stored: the redirect hands a :class:`~tollway_link.capture.RawClick` to the
+gateway's :class:`~tollway_link.clicks.Clicks` queue and answers.
+
+Every answer is ``Cache-Control: no-store``: a cached redirect would hide its clicks,
+and a code unknown now may name a link in a minute. An unknown code is a small HTML
+page (404); a link past ``expires_at`` or out of clicks sends visitors to its
+``expired_url``, else answers 410. Those visits are no clicks. ``HEAD`` answers as
+``GET`` does without a body, and its click is stored as a bot's, never counted.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Annotated, Any
+
+from litestar import Request, Response, route
+from litestar.di import NamedDependency
+from litestar.params import PathParameter
+from litestar.status_codes import HTTP_302_FOUND
+
+from tollway import (
+    Access,
+    Algorithm,
+    ApiError,
+    ClientAddress,
+    Decision,
+    Gateway,
+    Plan,
+    Product,
+    Refusals,
+    TooManyRequests,
+    Window,
+)
+from tollway_link.addresses import QR_MARKER, Addresses
+from tollway_link.capture import RawClick
+from tollway_link.clicks import Clicks
+from tollway_link.product import ANONYMOUS
+from tollway_link.targets import Target, Targets
+
+MAX_USER_AGENT = 512
+MAX_REFERER = 2048
+"""Longest header values a click keeps: enough for every real one, and a queue of
+clicks stays small whatever a client sends."""
+NO_STORE = "no-store"
+_QR_MARKER = QR_MARKER.encode()
+
+
+def _page(title: str, text: str) -> bytes:
+    """A page that loads nothing from anywhere."""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="robots" content="noindex"><title>{title}</title><style>'
+        "body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:15vh auto;"
+        "padding:0 1rem;color:#222}h1{font-size:1.5rem}</style></head>"
+        f"<body><h1>{title}</h1><p>{text}</p></body></html>"
+    ).encode()
+
+
+NOT_FOUND_PAGE = _page(
+    "Link not found", "No short link has this address. Check it for a typing mistake."
+)
+GONE_PAGE = _page("Link no longer available", "This short link has expired.")
+_PAGE_HEADERS = {
+    "Cache-Control": NO_STORE,
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+}
+
+
+def _too_many(decision: Decision, product: Product, plan: Plan, plans: Any) -> ApiError:
+    return TooManyRequests(
+        f"Too many redirects from your address ({decision.limit} a minute); "
+        f"retry after {decision.retry_after} s"
+    )
+
+
+ACCESS = Access(
+    key=None,
+    anonymous=ANONYMOUS,
+    window=Window("redirects_per_minute", 60, Algorithm.SLIDING_WINDOW, counter="redirects"),
+    refusals=Refusals(too_many=_too_many),
+)
+
+
+class Redirects:
+    """Answers redirects from the process's :class:`Targets` and queues their clicks
+    (a service: one per gateway)."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.addresses = gateway.service(Addresses)
+        self.targets = gateway.service(Targets)
+        self.clicks = gateway.service(Clicks)
+        self.clients = ClientAddress(gateway.settings.trusted_proxies)
+
+    async def follow(self, scope: Any, code: str) -> Response[bytes]:
+        head = scope["method"] == "HEAD"
+        target = await self.targets.find(code) if self.addresses.possible(code) else None
+        if target is None:
+            return _html(NOT_FOUND_PAGE, 404, head)
+        now = time.time()
+        if target.used_up(now):
+            if target.expired_url is None:
+                return _html(GONE_PAGE, 410, head)
+            return _redirect(target.expired_url)
+        if not head:
+            target.clicks += 1
+        self.clicks.add(self._click(scope, target, now, head))
+        return _redirect(target.destination)
+
+    def _click(self, scope: Any, target: Target, now: float, head: bool) -> RawClick:
+        user_agent = referer = ""
+        for name, value in scope["headers"]:
+            if name == b"user-agent":
+                user_agent = value[:MAX_USER_AGENT].decode("latin-1")
+            elif name == b"referer":
+                referer = value[:MAX_REFERER].decode("latin-1")
+        query: bytes = scope["query_string"]
+        return RawClick(
+            _click_id(now),
+            target.link_id,
+            target.account_id,
+            now,
+            self.clients.of(scope),
+            user_agent,
+            referer,
+            _QR_MARKER in query.split(b"&") if query else False,
+            head,
+        )
+
+
+def _click_id(now: float) -> str:
+    """32 hex characters, time first: ids of clicks stored together sit together in
+    the primary key's index (random ones would each touch a page of their own), and the
+    random half keeps them unique across processes."""
+    return f"{int(now * 1_000_000):016x}{secrets.token_hex(8)}"
+
+
+def _redirect(location: str) -> Response[bytes]:
+    return Response(
+        b"", status_code=HTTP_302_FOUND, headers={"Location": location, "Cache-Control": NO_STORE}
+    )
+
+
+def _html(page: bytes, status: int, head: bool) -> Response[bytes]:
+    return Response(
+        b"" if head else page, status_code=status, media_type="text/html", headers=_PAGE_HEADERS
+    )
+
+
+@route(
+    "/{code:str}",
+    http_method=["GET", "HEAD"],
+    access=ACCESS,
+    status_code=HTTP_302_FOUND,
+    media_type="text/html",
+)
+async def follow_link(
+    request: Request[Any, Any, Any],
+    code: Annotated[str, PathParameter(description="The link's code.")],
+    redirects: NamedDependency[Redirects],
+) -> Response[bytes]:
+    """302 to the link's destination; 404 (HTML) for an unknown code; 302 to its
+    ``expired_url`` or 410 (HTML) once it has expired or is out of clicks."""
+    return await redirects.follow(request.scope, code)
+
+
+REDIRECT_ROUTES = [follow_link]

@@ -1,0 +1,419 @@
+"""Storing clicks: one transaction per batch, each click once, with its pre-aggregates.
+
+A batch of enriched clicks (:meth:`tollway_link.capture.Enricher.enrich`'s rows) is
+written in one transaction:
+
+1. the batch's links are locked (``FOR NO KEY UPDATE`` on PostgreSQL, in id order, so
+   two writers never deadlock; SQLite has one writer anyway) and the clicks of links
+   deleted meanwhile are dropped;
+2. the clicks are inserted ``ON CONFLICT (id) DO NOTHING``, returning the ids that were
+   new: a batch written twice (a retry after a lost commit, a Redis entry delivered
+   again) stores and counts each click once;
+3. from the new clicks only: each link's ``clicks`` counter (bots and ``HEAD`` left
+   out) and the pre-aggregates of :mod:`tollway_link.models` the analytics read.
+
+Visitor counts are kept exact by looking at each new (visitor, 15-minute bucket)
+pair's neighbours among the visitor's other buckets (:class:`~tollway_link.models.Visit`):
+the pair adds the visitor to each 24-hour window in which it had no click yet, and
+moves its first or latest click when it is earlier or later. Clicks may arrive in any
+order. Because the links are locked for the transaction, no other writer changes a
+link's visitors in between.
+"""
+
+from __future__ import annotations
+
+import functools
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import pairwise
+from typing import Any, cast
+
+from sqlalchemy import (
+    BindParameter,
+    Insert,
+    Integer,
+    String,
+    Table,
+    and_,
+    bindparam,
+    func,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from tollway import Database
+from tollway_link.models import (
+    Breakdown,
+    Click,
+    DayVisitors,
+    Link,
+    Traffic,
+    Visit,
+    VisitorBounds,
+)
+
+BUCKET_SECONDS = 900
+"""A bucket is 15 minutes: every zone's midnight is on one (offsets of :30 and :45)."""
+DAY = 96
+"""Buckets in 24 hours."""
+WINDOWS = (92, DAY, 100)
+"""The lengths of the windows whose visitors are counted: days of 23, 24 and 25 hours."""
+DIMENSIONS = ("referrer", "country", "device")
+
+
+def bucket_of(moment: datetime) -> int:
+    """The 15-minute UTC bucket of an aware ``moment``."""
+    return int(moment.timestamp()) // BUCKET_SECONDS
+
+
+VisitorKey = tuple[int, str]
+"""``(link_id, visitor)``"""
+Bounds = tuple[int, int] | None
+"""A visitor's first and last buckets, if any."""
+
+
+def _table(model: Any) -> Table:
+    return cast(Table, model.__table__)
+
+
+LIVE_LINKS = (
+    select(Link.id)
+    .where(Link.id.in_(bindparam("ids", expanding=True)))
+    .order_by(Link.id)
+    .with_for_update(key_share=True)
+)
+COUNT_CLICKS = (
+    update(_table(Link))
+    .where(_table(Link).c.id == bindparam("link"))
+    .values(clicks=_table(Link).c.clicks + bindparam("added"))
+)
+_VISITS = _table(Visit).c
+COUNT_VISIT = (
+    update(_table(Visit))
+    .where(
+        _VISITS.link_id == bindparam("link"),
+        _VISITS.visitor == bindparam("who"),
+        _VISITS.bucket == bindparam("at"),
+    )
+    .values(bot=False)
+)
+"""A bucket where the visitor had only bots' clicks gets a person's."""
+_LOW: BindParameter[int] = bindparam("low", type_=Integer)
+_HIGH: BindParameter[int] = bindparam("high", type_=Integer)
+
+
+def _visits_of(keys: Any, *conditions: Any) -> tuple[Any, Any]:
+    """The two reads of the batch's visitors' buckets, on ``keys`` (a table of the
+    batch's ``(link_id, visitor)``) or under ``conditions`` on them: those within a day
+    of the batch's buckets (``low`` to ``high``), and each visitor's first and last,
+    of all its buckets and of those with a click of a person."""
+    visits = select(_VISITS.link_id, _VISITS.visitor)
+    if keys is not None:
+        visits = visits.select_from(
+            keys.join(
+                _table(Visit),
+                and_(_VISITS.link_id == keys.c.link_id, _VISITS.visitor == keys.c.visitor),
+            )
+        )
+    visits = visits.where(*conditions)
+    nearby = visits.add_columns(_VISITS.bucket, _VISITS.bot).where(
+        _VISITS.bucket.between(_LOW, _HIGH)
+    )
+    person = ~_VISITS.bot
+    bounds = visits.add_columns(
+        func.min(_VISITS.bucket),
+        func.max(_VISITS.bucket),
+        func.min(_VISITS.bucket).filter(person),
+        func.max(_VISITS.bucket).filter(person),
+    ).group_by(_VISITS.link_id, _VISITS.visitor)
+    return nearby, bounds
+
+
+def _postgresql_keys(keys: Sequence[VisitorKey]) -> dict[str, list[Any]]:
+    links, visitors = zip(*keys, strict=True)
+    return {"links": list(links), "visitors": list(visitors)}
+
+
+def _sqlite_keys(keys: Sequence[VisitorKey]) -> dict[str, list[Any]]:
+    return {"keys": list(keys)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Statements:
+    """The statements whose SQL differs by dialect: ``ON CONFLICT``, and how the batch's
+    visitors are looked up (joined to ``unnest`` of arrays on PostgreSQL, whose planner
+    then looks each up by the primary key; a row-value ``IN`` on SQLite)."""
+
+    nearby_visits: Any
+    visit_bounds: Any
+    visitor_keys: Callable[[Sequence[VisitorKey]], dict[str, list[Any]]]
+    insert_clicks: Any
+    add_traffic: Any
+    add_breakdown: Any
+    add_day_visitors: Any
+    add_visitor_bounds: Any
+    insert_visits: Any
+
+
+@functools.cache
+def _statements(dialect: str) -> _Statements:
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+
+    def adding(model: Any, column: str) -> Insert:
+        table = _table(model)
+        statement = insert(table)
+        return statement.on_conflict_do_update(
+            index_elements=[key.name for key in table.primary_key],
+            set_={column: table.c[column] + statement.excluded[column]},
+        )
+
+    if dialect == "postgresql":
+        keys = (
+            func.unnest(
+                bindparam("links", type_=postgresql.ARRAY(Integer)),
+                bindparam("visitors", type_=postgresql.ARRAY(String)),
+            )
+            .table_valued("link_id", "visitor")
+            .render_derived(name="keys")
+        )
+        nearby, bounds = _visits_of(keys)
+        visitor_keys = _postgresql_keys
+    else:
+        key = tuple_(_VISITS.link_id, _VISITS.visitor)
+        nearby, bounds = _visits_of(None, key.in_(bindparam("keys", expanding=True)))
+        visitor_keys = _sqlite_keys
+    clicks = _table(Click)
+    return _Statements(
+        nearby_visits=nearby,
+        visit_bounds=bounds,
+        visitor_keys=visitor_keys,
+        insert_clicks=insert(clicks)
+        .on_conflict_do_nothing(index_elements=[clicks.c.id])
+        .returning(clicks.c.id),
+        add_traffic=adding(Traffic, "clicks"),
+        add_breakdown=adding(Breakdown, "clicks"),
+        add_day_visitors=adding(DayVisitors, "visitors"),
+        add_visitor_bounds=adding(VisitorBounds, "visitors"),
+        insert_visits=insert(_table(Visit)),
+    )
+
+
+async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
+    """Store a batch of enriched clicks in one transaction; how many were new."""
+    unique = list({row["id"]: row for row in reversed(rows)}.values())
+    if not unique:
+        return 0
+    statements = _statements(database.engine.dialect.name)
+    async with database.transaction() as session:
+        connection = await session.connection()
+        links = sorted({row["link_id"] for row in unique})
+        live = set((await connection.execute(LIVE_LINKS, {"ids": links})).scalars())
+        kept = [row for row in unique if row["link_id"] in live]
+        if not kept:
+            return 0
+        inserted = set((await connection.execute(statements.insert_clicks, kept)).scalars())
+        new = [row for row in kept if row["id"] in inserted]
+        if not new:
+            return 0
+        aggregates = _Aggregates()
+        aggregates.count(new)
+        await aggregates.count_visitors(connection, statements, new)
+        await aggregates.write(connection, statements)
+        return len(new)
+
+
+class _Aggregates:
+    """What one batch's new clicks add to the pre-aggregates."""
+
+    def __init__(self) -> None:
+        self.clicks: Counter[int] = Counter()
+        self.traffic: Counter[tuple[int, int, bool]] = Counter()
+        self.breakdown: Counter[tuple[int, int, int, str, str, bool]] = Counter()
+        self.entered: dict[tuple[int, bool, int], Counter[int]] = {}
+        """Per (link, include_bots, window length): visitors entering the windows from
+        each start bucket on, less those from each bucket on they no longer enter (the
+        windows a visit enters have consecutive starts)."""
+        self.bounds: Counter[tuple[int, bool, str, int]] = Counter()
+        self.visits: list[dict[str, Any]] = []
+        self.counted_visits: list[dict[str, Any]] = []
+
+    def count(self, rows: Iterable[dict[str, Any]]) -> None:
+        for row in rows:
+            link, bot, bucket = row["link_id"], row["bot"], bucket_of(row["clicked_at"])
+            if not bot:
+                self.clicks[link] += 1
+            self.traffic[link, bucket, bot] += 1
+            day = bucket - bucket % DAY
+            for dimension in DIMENSIONS:
+                value = row[dimension]
+                self.breakdown[link, 1, bucket, dimension, value, bot] += 1
+                self.breakdown[link, DAY, day, dimension, value, bot] += 1
+
+    async def count_visitors(
+        self, connection: AsyncConnection, statements: _Statements, rows: Sequence[dict[str, Any]]
+    ) -> None:
+        """Add the batch's new (visitor, bucket) pairs to both counts: every click's
+        (``include_bots``), and the counted clicks' (no bot)."""
+        pairs: dict[VisitorKey, dict[int, bool]] = {}
+        for row in rows:
+            buckets = pairs.setdefault((row["link_id"], row["visitor"]), {})
+            bucket = bucket_of(row["clicked_at"])
+            buckets[bucket] = buckets.get(bucket, True) and row["bot"]
+        spread = [bucket for found in pairs.values() for bucket in found]
+        keys = statements.visitor_keys(list(pairs))
+        nearby: dict[VisitorKey, dict[int, bool]] = {}
+        found = await connection.execute(
+            statements.nearby_visits,
+            {**keys, "low": min(spread) - max(WINDOWS), "high": max(spread) + max(WINDOWS)},
+        )
+        for link, visitor, bucket, bot in found:
+            nearby.setdefault((link, visitor), {})[bucket] = bot
+        bounds: dict[VisitorKey, tuple[Bounds, Bounds]] = {
+            (link, visitor): (
+                (first, last),
+                None if first_counted is None else (first_counted, last_counted),
+            )
+            for link, visitor, first, last, first_counted, last_counted in await connection.execute(
+                statements.visit_bounds, keys
+            )
+        }
+        for key, new in pairs.items():
+            self._add_visits(key, nearby.get(key, {}), bounds.get(key, (None, None)), new)
+
+    def _add_visits(
+        self,
+        key: VisitorKey,
+        known: dict[int, bool],
+        bounds: tuple[Bounds, Bounds],
+        new: dict[int, bool],
+    ) -> None:
+        """Add the visitor's ``new`` buckets (each: whether only bots clicked), given
+        its buckets ``known`` within a day of them (the same) and the ``bounds`` of all
+        it has, with bots and without."""
+        link, visitor = key
+        every = sorted(known)
+        counted = sorted(bucket for bucket, bot in known.items() if not bot)
+        every_bounds, counted_bounds = bounds
+        for bucket, bot in sorted(new.items()):
+            was = known.get(bucket)
+            if was is None:
+                every_bounds = self._enter(link, True, every, every_bounds, bucket)
+                self.visits.append(
+                    {"link_id": link, "visitor": visitor, "bucket": bucket, "bot": bot}
+                )
+            if not bot and was is not False:
+                counted_bounds = self._enter(link, False, counted, counted_bounds, bucket)
+                if was:
+                    self.counted_visits.append({"link": link, "who": visitor, "at": bucket})
+            known[bucket] = bot and was is not False
+
+    def _enter(
+        self, link: int, include_bots: bool, known: list[int], bounds: Bounds, bucket: int
+    ) -> Bounds:
+        """A visitor's new ``bucket`` in one count, ``known`` its buckets near it there
+        (kept sorted, the new one added); its bounds there afterwards."""
+        at = bisect_left(known, bucket)
+        # The windows (by their first bucket) holding this bucket but neither the
+        # visitor's bucket before it nor the one after it: the visitor enters them.
+        for length in WINDOWS:
+            first = bucket - length + 1
+            if at:
+                first = max(first, known[at - 1] + 1)
+            last = bucket if at == len(known) else min(bucket, known[at] - length)
+            if first <= last:
+                entered = self.entered.setdefault((link, include_bots, length), Counter())
+                entered[first] += 1
+                entered[last + 1] -= 1
+        known.insert(at, bucket)
+        if bounds is None:
+            self.bounds[link, include_bots, "first", bucket] += 1
+            self.bounds[link, include_bots, "last", bucket] += 1
+            return bucket, bucket
+        if bucket < bounds[0]:
+            self.bounds[link, include_bots, "first", bounds[0]] -= 1
+            self.bounds[link, include_bots, "first", bucket] += 1
+            return bucket, bounds[1]
+        if bucket > bounds[1]:
+            self.bounds[link, include_bots, "last", bounds[1]] -= 1
+            self.bounds[link, include_bots, "last", bucket] += 1
+            return bounds[0], bucket
+        return bounds
+
+    def _windows(self) -> list[dict[str, Any]]:
+        """The visitors each window gained, as ``DayVisitors`` rows."""
+        rows = []
+        for (link, include_bots, length), changes in self.entered.items():
+            starts = sorted(changes)
+            visitors = 0
+            for start, end in pairwise(starts):
+                visitors += changes[start]
+                if visitors:
+                    for window in range(start, end):
+                        shift = -window % DAY
+                        rows.append(
+                            {
+                                "link_id": link,
+                                "include_bots": include_bots,
+                                "buckets": length,
+                                "shift": shift,
+                                "day": (window + shift) // DAY,
+                                "visitors": visitors,
+                            }
+                        )
+        return rows
+
+    async def write(self, connection: AsyncConnection, statements: _Statements) -> None:
+        writes: list[tuple[Any, list[dict[str, Any]]]] = [
+            (
+                COUNT_CLICKS,
+                [{"link": link, "added": n} for link, n in sorted(self.clicks.items())],
+            ),
+            (
+                statements.add_traffic,
+                [
+                    {"link_id": link, "bucket": bucket, "bot": bot, "clicks": n}
+                    for (link, bucket, bot), n in self.traffic.items()
+                ],
+            ),
+            (
+                statements.add_breakdown,
+                [
+                    {
+                        "link_id": link,
+                        "buckets": buckets,
+                        "bucket": bucket,
+                        "dimension": dimension,
+                        "value": value,
+                        "bot": bot,
+                        "clicks": n,
+                    }
+                    for (link, buckets, bucket, dimension, value, bot), n in self.breakdown.items()
+                ],
+            ),
+            (statements.insert_visits, self.visits),
+            (COUNT_VISIT, self.counted_visits),
+            (statements.add_day_visitors, self._windows()),
+            (
+                statements.add_visitor_bounds,
+                [
+                    {
+                        "link_id": link,
+                        "include_bots": bots,
+                        "bound": bound,
+                        "bucket": bucket,
+                        "visitors": n,
+                    }
+                    for (link, bots, bound, bucket), n in self.bounds.items()
+                    if n
+                ],
+            ),
+        ]
+        for statement, parameters in writes:
+            if parameters:
+                await connection.execute(statement, parameters)
