@@ -9,13 +9,14 @@ import time
 
 import httpx
 from link_client import open_link
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from tollway.testing import ProductClientFactory
 from tollway_link.clicks import Clicks
 from tollway_link.models import Click, Link
 from tollway_link.product import REDIRECTS
 from tollway_link.redirects import GONE_PAGE, NOT_FOUND_PAGE
+from tollway_link.targets import Targets
 
 BROWSER = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -256,3 +257,33 @@ async def test_a_base_with_a_path_registers_no_host(product_client: ProductClien
         assert link.gateway.registry.hosts == {}
         created = await link.create(code="spring")
         assert created["short_url"] == "https://example.com/go/spring"
+
+
+async def test_codes_past_their_ttl_answer_while_one_read_refreshes_them(
+    product_client: ProductClientFactory,
+) -> None:
+    """A cached link past its TTL still answers, and its redirect asks for a read of
+    every stale code in the background; the next redirect sees what was read (a change
+    or a deletion made by another process, here straight in the database)."""
+    async with open_link(product_client, settings={"redirect_cache_ttl": 3600}) as link:
+        for code in ("spring", "summer"):
+            await link.create(f"https://example.com/{code}", code=code)
+            assert (await link.follow(f"/l/{code}")).status_code == 302
+        async with link.gateway.database.transaction() as session:
+            await session.execute(
+                update(Link)
+                .where(Link.code == "spring")
+                .values(destination_url="https://b.example")
+            )
+            await session.execute(delete(Link).where(Link.code == "summer"))
+        targets = link.gateway.service(Targets)
+        for code in ("spring", "summer"):
+            targets.known[code].fresh_until = time.monotonic() - 1  # past its TTL
+        # Still answered from memory, while one read refreshes both codes.
+        assert (await link.follow("/l/spring")).headers["location"] == "https://example.com/spring"
+        assert (await link.follow("/l/summer")).headers["location"] == "https://example.com/summer"
+        assert targets.refreshing is not None
+        await targets.refreshing
+        assert (await link.follow("/l/spring")).headers["location"] == "https://b.example"
+        assert (await link.follow("/l/summer")).status_code == 404
+        assert targets.refreshing is None
