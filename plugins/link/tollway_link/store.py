@@ -25,38 +25,21 @@ from __future__ import annotations
 import functools
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
-from typing import Any, cast
+from operator import itemgetter
+from typing import Any
 
-from sqlalchemy import (
-    BindParameter,
-    Insert,
-    Integer,
-    String,
-    Table,
-    and_,
-    bindparam,
-    func,
-    select,
-    tuple_,
-    update,
-)
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import BindParameter, Integer, String, and_, bindparam, func, select, tuple_
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tollway import Database
-from tollway_link.models import (
-    Breakdown,
-    Click,
-    DayVisitors,
-    Link,
-    Traffic,
-    Visit,
-    VisitorBounds,
-)
+from tollway_link.bulk import Row, Writes, table, writes
+from tollway_link.models import Click, Link, Visit
 
 BUCKET_SECONDS = 900
 """A bucket is 15 minutes: every zone's midnight is on one (offsets of :30 and :45)."""
@@ -78,32 +61,13 @@ Bounds = tuple[int, int] | None
 """A visitor's first and last buckets, if any."""
 
 
-def _table(model: Any) -> Table:
-    return cast(Table, model.__table__)
-
-
 LIVE_LINKS = (
     select(Link.id)
     .where(Link.id.in_(bindparam("ids", expanding=True)))
     .order_by(Link.id)
     .with_for_update(key_share=True)
 )
-COUNT_CLICKS = (
-    update(_table(Link))
-    .where(_table(Link).c.id == bindparam("link"))
-    .values(clicks=_table(Link).c.clicks + bindparam("added"))
-)
-_VISITS = _table(Visit).c
-COUNT_VISIT = (
-    update(_table(Visit))
-    .where(
-        _VISITS.link_id == bindparam("link"),
-        _VISITS.visitor == bindparam("who"),
-        _VISITS.bucket == bindparam("at"),
-    )
-    .values(bot=False)
-)
-"""A bucket where the visitor had only bots' clicks gets a person's."""
+_VISITS = table(Visit).c
 _LOW: BindParameter[int] = bindparam("low", type_=Integer)
 _HIGH: BindParameter[int] = bindparam("high", type_=Integer)
 
@@ -117,7 +81,7 @@ def _visits_of(keys: Any, *conditions: Any) -> tuple[Any, Any]:
     if keys is not None:
         visits = visits.select_from(
             keys.join(
-                _table(Visit),
+                table(Visit),
                 and_(_VISITS.link_id == keys.c.link_id, _VISITS.visitor == keys.c.visitor),
             )
         )
@@ -145,34 +109,18 @@ def _sqlite_keys(keys: Sequence[VisitorKey]) -> dict[str, list[Any]]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Statements:
-    """The statements whose SQL differs by dialect: ``ON CONFLICT``, and how the batch's
-    visitors are looked up (joined to ``unnest`` of arrays on PostgreSQL, whose planner
-    then looks each up by the primary key; a row-value ``IN`` on SQLite)."""
+class _Reads:
+    """How the batch's visitors are looked up: joined to ``unnest`` of arrays on
+    PostgreSQL, whose planner then looks each up by the primary key; a row-value ``IN``
+    on SQLite."""
 
     nearby_visits: Any
     visit_bounds: Any
     visitor_keys: Callable[[Sequence[VisitorKey]], dict[str, list[Any]]]
-    insert_clicks: Any
-    add_traffic: Any
-    add_breakdown: Any
-    add_day_visitors: Any
-    add_visitor_bounds: Any
-    insert_visits: Any
 
 
 @functools.cache
-def _statements(dialect: str) -> _Statements:
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-
-    def adding(model: Any, column: str) -> Insert:
-        table = _table(model)
-        statement = insert(table)
-        return statement.on_conflict_do_update(
-            index_elements=[key.name for key in table.primary_key],
-            set_={column: table.c[column] + statement.excluded[column]},
-        )
-
+def _reads(dialect: str) -> _Reads:
     if dialect == "postgresql":
         keys = (
             func.unnest(
@@ -188,20 +136,7 @@ def _statements(dialect: str) -> _Statements:
         key = tuple_(_VISITS.link_id, _VISITS.visitor)
         nearby, bounds = _visits_of(None, key.in_(bindparam("keys", expanding=True)))
         visitor_keys = _sqlite_keys
-    clicks = _table(Click)
-    return _Statements(
-        nearby_visits=nearby,
-        visit_bounds=bounds,
-        visitor_keys=visitor_keys,
-        insert_clicks=insert(clicks)
-        .on_conflict_do_nothing(index_elements=[clicks.c.id])
-        .returning(clicks.c.id),
-        add_traffic=adding(Traffic, "clicks"),
-        add_breakdown=adding(Breakdown, "clicks"),
-        add_day_visitors=adding(DayVisitors, "visitors"),
-        add_visitor_bounds=adding(VisitorBounds, "visitors"),
-        insert_visits=insert(_table(Visit)),
-    )
+    return _Reads(nearby_visits=nearby, visit_bounds=bounds, visitor_keys=visitor_keys)
 
 
 async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
@@ -209,7 +144,8 @@ async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
     unique = list({row["id"]: row for row in reversed(rows)}.values())
     if not unique:
         return 0
-    statements = _statements(database.engine.dialect.name)
+    dialect = database.engine.dialect
+    batch = writes(dialect)
     async with database.transaction() as session:
         connection = await session.connection()
         links = sorted({row["link_id"] for row in unique})
@@ -217,15 +153,25 @@ async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
         kept = [row for row in unique if row["link_id"] in live]
         if not kept:
             return 0
-        inserted = set((await connection.execute(statements.insert_clicks, kept)).scalars())
+        inserted = await batch.insert_new_clicks(connection, _clicks(kept, dialect))
         new = [row for row in kept if row["id"] in inserted]
         if not new:
             return 0
         aggregates = _Aggregates()
         aggregates.count(new)
-        await aggregates.count_visitors(connection, statements, new)
-        await aggregates.write(connection, statements)
+        await aggregates.count_visitors(connection, _reads(dialect.name), new)
+        await aggregates.write(connection, batch)
         return len(new)
+
+
+_CLICK_COLUMNS = itemgetter(*table(Click).c.keys())
+
+
+def _clicks(rows: Sequence[dict[str, Any]], dialect: Dialect) -> list[Row]:
+    """The ``link_clicks`` rows of enriched clicks, ``clicked_at`` as ``dialect`` takes it."""
+    stored = table(Click).c.clicked_at.type.dialect_impl(dialect).bind_processor(dialect)
+    assert stored is not None, "UTCDateTime processes every value"
+    return [_CLICK_COLUMNS(row | {"clicked_at": stored(row["clicked_at"])}) for row in rows]
 
 
 class _Aggregates:
@@ -240,23 +186,33 @@ class _Aggregates:
         each start bucket on, less those from each bucket on they no longer enter (the
         windows a visit enters have consecutive starts)."""
         self.bounds: Counter[tuple[int, bool, str, int]] = Counter()
-        self.visits: list[dict[str, Any]] = []
-        self.counted_visits: list[dict[str, Any]] = []
+        self.visits: list[Row] = []
+        """New ``link_visits`` rows."""
+        self.counted_visits: list[Row] = []
+        """``(link, visitor, bucket)`` where the visitor had only bots' clicks and now
+        has a person's."""
 
-    def count(self, rows: Iterable[dict[str, Any]]) -> None:
-        for row in rows:
-            link, bot, bucket = row["link_id"], row["bot"], bucket_of(row["clicked_at"])
-            if not bot:
-                self.clicks[link] += 1
-            self.traffic[link, bucket, bot] += 1
-            day = bucket - bucket % DAY
-            for dimension in DIMENSIONS:
-                value = row[dimension]
-                self.breakdown[link, 1, bucket, dimension, value, bot] += 1
-                self.breakdown[link, DAY, day, dimension, value, bot] += 1
+    def count(self, rows: Sequence[dict[str, Any]]) -> None:
+        # Counter.update counts an iterable in C: a row costs a key, not a call.
+        clicks = [(row, bucket_of(row["clicked_at"])) for row in rows]
+        self.clicks.update(row["link_id"] for row in rows if not row["bot"])
+        self.traffic.update((row["link_id"], bucket, row["bot"]) for row, bucket in clicks)
+        for dimension in DIMENSIONS:
+            for buckets in (1, DAY):
+                self.breakdown.update(
+                    (
+                        row["link_id"],
+                        buckets,
+                        bucket - bucket % buckets,
+                        dimension,
+                        row[dimension],
+                        row["bot"],
+                    )
+                    for row, bucket in clicks
+                )
 
     async def count_visitors(
-        self, connection: AsyncConnection, statements: _Statements, rows: Sequence[dict[str, Any]]
+        self, connection: AsyncConnection, reads: _Reads, rows: Sequence[dict[str, Any]]
     ) -> None:
         """Add the batch's new (visitor, bucket) pairs to both counts: every click's
         (``include_bots``), and the counted clicks' (no bot)."""
@@ -266,10 +222,10 @@ class _Aggregates:
             bucket = bucket_of(row["clicked_at"])
             buckets[bucket] = buckets.get(bucket, True) and row["bot"]
         spread = [bucket for found in pairs.values() for bucket in found]
-        keys = statements.visitor_keys(list(pairs))
+        keys = reads.visitor_keys(list(pairs))
         nearby: dict[VisitorKey, dict[int, bool]] = {}
         found = await connection.execute(
-            statements.nearby_visits,
+            reads.nearby_visits,
             {**keys, "low": min(spread) - max(WINDOWS), "high": max(spread) + max(WINDOWS)},
         )
         for link, visitor, bucket, bot in found:
@@ -280,7 +236,7 @@ class _Aggregates:
                 None if first_counted is None else (first_counted, last_counted),
             )
             for link, visitor, first, last, first_counted, last_counted in await connection.execute(
-                statements.visit_bounds, keys
+                reads.visit_bounds, keys
             )
         }
         for key, new in pairs.items():
@@ -304,13 +260,11 @@ class _Aggregates:
             was = known.get(bucket)
             if was is None:
                 every_bounds = self._enter(link, True, every, every_bounds, bucket)
-                self.visits.append(
-                    {"link_id": link, "visitor": visitor, "bucket": bucket, "bot": bot}
-                )
+                self.visits.append((link, visitor, bucket, bot))
             if not bot and was is not False:
                 counted_bounds = self._enter(link, False, counted, counted_bounds, bucket)
                 if was:
-                    self.counted_visits.append({"link": link, "who": visitor, "at": bucket})
+                    self.counted_visits.append((link, visitor, bucket))
             known[bucket] = bot and was is not False
 
     def _enter(
@@ -345,75 +299,31 @@ class _Aggregates:
             return bounds[0], bucket
         return bounds
 
-    def _windows(self) -> list[dict[str, Any]]:
-        """The visitors each window gained, as ``DayVisitors`` rows."""
-        rows = []
+    def _windows(self) -> list[Row]:
+        """The visitors each window gained, as ``link_day_visitors`` rows: window
+        ``w`` starts ``shift`` (``-w % 96``) buckets before UTC day ``ceil(w / 96)``."""
+        rows: list[Row] = []
         for (link, include_bots, length), changes in self.entered.items():
             starts = sorted(changes)
             visitors = 0
             for start, end in pairwise(starts):
                 visitors += changes[start]
                 if visitors:
-                    for window in range(start, end):
-                        shift = -window % DAY
-                        rows.append(
-                            {
-                                "link_id": link,
-                                "include_bots": include_bots,
-                                "buckets": length,
-                                "shift": shift,
-                                "day": (window + shift) // DAY,
-                                "visitors": visitors,
-                            }
-                        )
+                    rows.extend(
+                        (link, include_bots, length, -window % DAY, -(-window // DAY), visitors)
+                        for window in range(start, end)
+                    )
         return rows
 
-    async def write(self, connection: AsyncConnection, statements: _Statements) -> None:
-        writes: list[tuple[Any, list[dict[str, Any]]]] = [
-            (
-                COUNT_CLICKS,
-                [{"link": link, "added": n} for link, n in sorted(self.clicks.items())],
-            ),
-            (
-                statements.add_traffic,
-                [
-                    {"link_id": link, "bucket": bucket, "bot": bot, "clicks": n}
-                    for (link, bucket, bot), n in self.traffic.items()
-                ],
-            ),
-            (
-                statements.add_breakdown,
-                [
-                    {
-                        "link_id": link,
-                        "buckets": buckets,
-                        "bucket": bucket,
-                        "dimension": dimension,
-                        "value": value,
-                        "bot": bot,
-                        "clicks": n,
-                    }
-                    for (link, buckets, bucket, dimension, value, bot), n in self.breakdown.items()
-                ],
-            ),
-            (statements.insert_visits, self.visits),
-            (COUNT_VISIT, self.counted_visits),
-            (statements.add_day_visitors, self._windows()),
-            (
-                statements.add_visitor_bounds,
-                [
-                    {
-                        "link_id": link,
-                        "include_bots": bots,
-                        "bound": bound,
-                        "bucket": bucket,
-                        "visitors": n,
-                    }
-                    for (link, bots, bound, bucket), n in self.bounds.items()
-                    if n
-                ],
-            ),
+    async def write(self, connection: AsyncConnection, batch: Writes) -> None:
+        writes: list[tuple[str, Sequence[Row]]] = [
+            (batch.count_clicks, sorted(self.clicks.items())),
+            (batch.add_traffic, [(*key, n) for key, n in self.traffic.items()]),
+            (batch.add_breakdown, [(*key, n) for key, n in self.breakdown.items()]),
+            (batch.insert_visits, self.visits),
+            (batch.count_visits, self.counted_visits),
+            (batch.add_day_visitors, self._windows()),
+            (batch.add_visitor_bounds, [(*key, n) for key, n in self.bounds.items() if n]),
         ]
-        for statement, parameters in writes:
-            if parameters:
-                await connection.execute(statement, parameters)
+        for sql, rows in writes:
+            await batch.run(connection, sql, rows)
