@@ -65,7 +65,8 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Gateway overhead against a bare Litestar route, the public QR API against raw
-    segno and the chat API against the trivial route (driven by wrk), webhook
+    segno, the chat API and short link redirects against the trivial route (driven by
+    wrk; links also open loop and analytics over a million clicks), webhook
     delivery latency and throughput, background removal through the API against
     rembg called directly, scale-out from 1 to 2 processes with the Redis limiter's
     round trips, and a 10-minute soak of a gateway + worker deployment; see bench/
@@ -77,6 +78,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "bench/datapath.py")
     session.run("python", "bench/chat.py")
     session.run("python", "bench/latency.py")
+    session.run("python", "bench/links.py")
     session.run("tollway", "removebg", "models", "fetch")
     session.run("python", "bench/removebg.py")
     session.run("python", "bench/scale.py")

@@ -8,8 +8,9 @@ The gateway overhead benchmark's two serve the same trivial handler at the same 
   so every request runs the whole pipeline: key auth (cached), subscription, scope,
   rate limit (a quota that never trips) and the response headers.
 
-``apps:qr_app`` and ``apps:chat_app`` serve products for ``bench/qr.py`` and
-``bench/chat.py``; the chat one keeps the benchmark route beside the chat routes.
+``apps:qr_app``, ``apps:chat_app`` and ``apps:link_app`` serve products for
+``bench/qr.py``, ``bench/chat.py`` and ``bench/links.py``; the chat and link ones keep
+the benchmark route beside the product's routes.
 
 The gateway factories read their settings from the ``TOLLWAY_*`` environment like
 ``tollway.asgi`` does (``bench/run.py`` sets them for the server subprocess), e.g.::
@@ -124,3 +125,10 @@ def chat_app() -> Litestar:
     served by the same process, database and rate limiter as the chat routes."""
     extra = [*plugins(), ("bench-accepting-channel", AcceptingChannelPlugin())]
     return create_app(Gateway(load_settings(), extra_plugins=extra))
+
+
+def link_app() -> Litestar:
+    """The short links benchmark's app (``bench/links.py``): the gateway with ``link``
+    and the benchmark route (``TOLLWAY_PLUGINS=bench,link``), so the trivial-route
+    baseline is served by the same process, database and rate limiter as the redirects."""
+    return create_app(Gateway(load_settings(), extra_plugins=plugins()))

@@ -134,7 +134,7 @@ class Backend(chat.Backend):
 
 def clean(step: Result) -> bool:
     """A valid step where every request got a 2xx."""
-    return not step.invalid and not step.errors and not step.non_2xx
+    return not step.invalid and not step.errors and not step.unexpected
 
 
 def rate_at(fraction: float, maximum: float) -> int:
@@ -350,7 +350,7 @@ def step_row(step: Result, case: Case) -> str:
         latencies = f"| {ms(step.p50_ms)} | {ms(step.p99_ms)} | {p999} | {ms(step.max_ms)} "
     return (
         f"| {step.rate:,.0f} | {share} | {step.achieved_rps:,.0f} {latencies}"
-        f"| {step.requests:,} | {step.non_2xx} | {step.errors} | {step.waited:,} "
+        f"| {step.requests:,} | {step.unexpected} | {step.errors} | {step.waited:,} "
         f"| {generator} |"
     )
 

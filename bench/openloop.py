@@ -82,6 +82,8 @@ class Load(msgspec.Struct, frozen=True):
     seed: int = 0
     timeout: float = 10.0
     """Seconds after the last intended send that unanswered requests are given."""
+    expected: int = 2
+    """The class of the answers that count as success: 2 (2xx), 3 for redirects."""
 
 
 class Result(msgspec.Struct, frozen=True):
@@ -98,7 +100,8 @@ class Result(msgspec.Struct, frozen=True):
     p999_ms: float
     max_ms: float
     """Latency percentiles; a failed or unanswered request counts as infinitely slow."""
-    non_2xx: int
+    unexpected: int
+    """Answers outside the load's ``expected`` class (2xx unless said)."""
     errors: int
     error_samples: list[str]
     late: float
@@ -477,7 +480,7 @@ class Generator:
             p99_ms=_percentile(latencies, 0.99) * 1e3,
             p999_ms=_percentile(latencies, 0.999) * 1e3,
             max_ms=_percentile(latencies, 1.0) * 1e3,
-            non_2xx=sum(1 for i in answered if self.status[i] // 100 != 2),
+            unexpected=sum(1 for i in answered if self.status[i] // 100 != self.load.expected),
             errors=len(latencies) - len(answered),
             error_samples=self.errors,
             late=late,
@@ -631,7 +634,8 @@ def summary(result: Result) -> str:
     return (
         f"offered {result.rate:,.0f}/s achieved {result.achieved_rps:,.0f}/s; "
         f"p50 {result.p50_ms:.2f} p99 {result.p99_ms:.2f} p99.9 {result.p999_ms:.2f} "
-        f"max {result.max_ms:.2f} ms; {result.requests:,} requests, {result.non_2xx} non-2xx, "
+        f"max {result.max_ms:.2f} ms; {result.requests:,} requests, {result.unexpected} "
+        "unexpected, "
         f"{result.errors} errors {result.error_samples or ''}; waited for a connection "
         f"{result.waited}; late sends {result.late:.2%} (max {result.max_lag_ms:.2f} ms), "
         f"CPU {result.cpu:.0%}; {verdict}"
