@@ -21,9 +21,10 @@ import time
 from random import getrandbits
 from typing import Annotated, Any
 
-from litestar import Request, Response, route
+from litestar import Request, route
 from litestar.di import NamedDependency
 from litestar.params import PathParameter
+from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_302_FOUND
 
 from tollway import (
@@ -69,10 +70,11 @@ NOT_FOUND_PAGE = _page(
     "Link not found", "No short link has this address. Check it for a typing mistake."
 )
 GONE_PAGE = _page("Link no longer available", "This short link has expired.")
-_PAGE_HEADERS = {
-    "Cache-Control": NO_STORE,
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
-}
+_NO_STORE_HEADER = ("cache-control", NO_STORE)
+_PAGE_HEADERS = [
+    _NO_STORE_HEADER,
+    ("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'"),
+]
 
 
 def _too_many(decision: Decision, product: Product, plan: Plan, plans: Any) -> ApiError:
@@ -100,7 +102,7 @@ class Redirects:
         self.clicks = gateway.service(Clicks)
         self.clients = ClientAddress(gateway.settings.trusted_proxies)
 
-    async def follow(self, scope: Any, code: str) -> Response[bytes]:
+    async def follow(self, scope: Any, code: str) -> ASGIResponse:
         head = scope["method"] == "HEAD"
         target = await self.targets.find(code) if self.addresses.possible(code) else None
         if target is None:
@@ -145,15 +147,21 @@ def _click_id(now: float) -> str:
     return f"{int(now * 1_000_000):016x}{getrandbits(64):016x}"
 
 
-def _redirect(location: str) -> Response[bytes]:
-    return Response(
-        b"", status_code=HTTP_302_FOUND, headers={"Location": location, "Cache-Control": NO_STORE}
+def _redirect(location: str) -> ASGIResponse:
+    # The ASGI response itself: Litestar passes it through, where a Response would be
+    # converted into one on every redirect.
+    return ASGIResponse(
+        status_code=HTTP_302_FOUND,
+        headers=[("location", location), _NO_STORE_HEADER],
     )
 
 
-def _html(page: bytes, status: int, head: bool) -> Response[bytes]:
-    return Response(
-        b"" if head else page, status_code=status, media_type="text/html", headers=_PAGE_HEADERS
+def _html(page: bytes, status: int, head: bool) -> ASGIResponse:
+    return ASGIResponse(
+        body=b"" if head else page,
+        status_code=status,
+        media_type="text/html",
+        headers=_PAGE_HEADERS,
     )
 
 
@@ -168,7 +176,7 @@ async def follow_link(
     request: Request[Any, Any, Any],
     code: Annotated[str, PathParameter(description="The link's code.")],
     redirects: NamedDependency[Redirects],
-) -> Response[bytes]:
+) -> ASGIResponse:
     """302 to the link's destination; 404 (HTML) for an unknown code; 302 to its
     ``expired_url`` or 410 (HTML) once it has expired or is out of clicks."""
     return await redirects.follow(request.scope, code)
