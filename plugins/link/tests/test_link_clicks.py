@@ -201,6 +201,9 @@ async def test_a_writer_that_dies_before_acknowledging_leaves_its_clicks_to_anot
         assert await link.stored(key) == (5, 5)
         redis = survivor.redis
         assert (await redis.xpending(name, GROUP))["pending"] == 0
+        # The dead writer, holding nothing now, is no longer in the group.
+        consumers = await redis.xinfo_consumers(name, GROUP)
+        assert [consumer["name"] for consumer in consumers] == [b"survivor"]
         assert await redis.xlen(name) == 0
         # The writer was only slow: it stores what it read after all, and nothing changes.
         assert await dead.store(read) == 0

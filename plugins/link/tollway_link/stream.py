@@ -132,8 +132,23 @@ class ClickStream:
             )
             stored += await self.store(entries)
             if cursor in (b"0-0", "0-0"):
+                await self._forget_idle(min_idle)
                 return stored
             start = cursor
+
+    async def _forget_idle(self, min_idle: float) -> None:
+        """Remove from the group the other consumers that hold nothing and have not read
+        for ``min_idle`` seconds: processes that stopped or died (each start joins under
+        a new name, so the group would grow with every restart). A live writer reads
+        every :data:`BLOCK` seconds, far within the idle time, and one removed anyway
+        joins again at its next read."""
+        consumers: Any = await self.redis.xinfo_consumers(self.name, GROUP)
+        for consumer in consumers:
+            name = consumer["name"]
+            name = name.decode() if isinstance(name, bytes) else name
+            idle = consumer["idle"] >= min_idle * 1000
+            if name != self.consumer and consumer["pending"] == 0 and idle:
+                await self.redis.xgroup_delconsumer(self.name, GROUP, name)
 
     async def store(self, entries: Sequence[Entry]) -> int:
         """Store the entries' clicks, then acknowledge and delete the entries; the
