@@ -16,7 +16,8 @@ hostile-input tests, which load every installed product, use it).
 
 The modules, by concern: :mod:`~tollway.testing.backends` (databases, Redis and
 ``gateway_factory``), :mod:`~tollway.testing.clients` (calling a gateway in-process),
-:mod:`~tollway.testing.products` (testing one product), :mod:`~tollway.testing.processes`
+:mod:`~tollway.testing.products` (testing one product), :mod:`~tollway.testing.events`
+(subscribing to events and reading what was emitted), :mod:`~tollway.testing.processes`
 (``tollway serve`` and ``tollway worker`` as processes), :mod:`~tollway.testing.servers`
 (Redis, PostgreSQL and webhook receivers a test owns).
 """
@@ -37,6 +38,7 @@ from tollway.testing.backends import (
     unavailable,
 )
 from tollway.testing.clients import RawAnswer, Tenant, gateway_client, raw_request, tenant
+from tollway.testing.events import emitted, subscribe
 from tollway.testing.processes import (
     GatewayProcess,
     WorkerProcess,
@@ -83,6 +85,7 @@ __all__ = [
     "create_postgres_database",
     "deployment_settings",
     "drop_postgres_database",
+    "emitted",
     "free_port",
     "gateway_client",
     "gateway_factory",
@@ -93,6 +96,7 @@ __all__ = [
     "product_test_settings",
     "raw_request",
     "redis_unreachable",
+    "subscribe",
     "tenant",
     "unavailable",
     "webhook_certificate",

@@ -1,45 +1,23 @@
 """The short links product's test client (tollway's product client with the calls link
-tests repeat), the clicks its redirects queued, and the webhook outbox its events go to."""
+tests repeat) and the clicks its redirects queued."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from sqlalchemy import JSON, Boolean, column, insert, select, table
+from sqlalchemy import select
 
-from tollway import UTCDateTime, utcnow
-from tollway.testing import KeylessProductClient, ProductClientFactory, Tenant
+from tollway.testing import KeylessProductClient, ProductClientFactory
 from tollway_link.capture import RawClick
 from tollway_link.clicks import Clicks
 from tollway_link.models import Link
 from tollway_link.product import PRODUCT
 
 LINK = PRODUCT.prefix
-
-# The core's webhook tables (its models are not public): an endpoint subscribed the way
-# the developer API stores one, and the outbox the events are recorded in.
-ENDPOINTS = table(
-    "webhook_endpoints",
-    column("account_id"),
-    column("url"),
-    column("events", JSON),
-    column("description"),
-    column("secret"),
-    column("is_active", Boolean),
-    column("created_at", UTCDateTime),
-)
-OUTBOX = table(
-    "webhook_events",
-    column("account_id"),
-    column("event"),
-    column("body"),
-    column("created_at", UTCDateTime),
-)
 
 
 @dataclass(frozen=True)
@@ -66,29 +44,6 @@ class LinkClient(KeylessProductClient):
         async with self.gateway.database.transaction() as session:
             key: int = await session.scalar(select(Link.id).where(Link.public_id == link_id))
             return key
-
-    async def subscribe(self, owner: Tenant, events: list[str]) -> None:
-        async with self.gateway.database.transaction() as session:
-            await session.execute(
-                insert(ENDPOINTS).values(
-                    account_id=owner.account_id,
-                    url="https://hooks.example.invalid/link",
-                    events=events,
-                    description="",
-                    secret="s" * 64,
-                    is_active=True,
-                    created_at=utcnow(),
-                )
-            )
-
-    async def outbox(self) -> list[tuple[int, str, dict[str, Any]]]:
-        async with self.gateway.database.transaction() as session:
-            rows = await session.execute(
-                select(OUTBOX.c.account_id, OUTBOX.c.event, OUTBOX.c.body).order_by(
-                    OUTBOX.c.created_at
-                )
-            )
-            return [(account, event, json.loads(body)["data"]) for account, event, body in rows]
 
 
 @asynccontextmanager

@@ -11,7 +11,7 @@ from link_client import LINK, open_link
 from sqlalchemy import func, insert, select
 
 from tollway import utcnow
-from tollway.testing import ProductClientFactory
+from tollway.testing import ProductClientFactory, emitted, subscribe
 from tollway_link.models import Click
 from tollway_link.product import EVENTS, LINKS_READ
 
@@ -324,8 +324,8 @@ async def test_short_urls_on_the_origin_trusted_proxies_report(
 async def test_changes_emit_their_events(product_client: ProductClientFactory) -> None:
     async with open_link(product_client) as link:
         assert set(EVENTS) == {"link.created", "link.updated", "link.deleted"}
-        await link.subscribe(link.owner, list(EVENTS))
-        await link.subscribe(link.other, list(EVENTS))
+        await subscribe(link.gateway, link.owner.account_id, list(EVENTS))
+        await subscribe(link.gateway, link.other.account_id, list(EVENTS))
         created = await link.create(code="spring")
         path = f"/links/{created['id']}"
         await link.call("PATCH", path, json={})  # no change, no event
@@ -334,7 +334,7 @@ async def test_changes_emit_their_events(product_client: ProductClientFactory) -
         await link.call("POST", "/links", json={"destination_url": "x"}, expect=422)
         await link.call("DELETE", path, expect=204)
         owner = link.owner.account_id
-        assert await link.outbox() == [
+        assert await emitted(link.gateway) == [
             (owner, "link.created", created),
             (owner, "link.updated", updated),
             (owner, "link.deleted", updated),
