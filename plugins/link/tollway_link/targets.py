@@ -27,6 +27,7 @@ import contextlib
 import logging
 import time
 from datetime import datetime
+from typing import Any
 
 import msgspec
 from sqlalchemy import bindparam, select
@@ -94,18 +95,9 @@ def _target(
     return Target(link_id, account_id, destination, expiry, expired_url, max_clicks, clicks)
 
 
-def _coded_target(
-    code: str,
-    link_id: int,
-    account_id: int,
-    destination: str,
-    expires_at: datetime | None,
-    expired_url: str | None,
-    max_clicks: int | None,
-    clicks: int,
-) -> tuple[str, Target]:
-    target = _target(link_id, account_id, destination, expires_at, expired_url, max_clicks, clicks)
-    return code, target
+def _coded_target(code: str, *columns: Any) -> tuple[str, Target]:
+    """A row of :data:`REFRESHED`: the code, then :data:`TARGET`'s columns."""
+    return code, _target(*columns)
 
 
 class Targets:
