@@ -62,6 +62,7 @@ from common import (
     Measured,
     Run,
     Unreachable,
+    add_backends,
     add_output,
     add_redis_url,
     argument_parser,
@@ -187,11 +188,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--messages", type=int, default=3, help="messages seeded per conversation (3)"
     )
-    parser.add_argument(
-        "--backends",
-        default="sqlite,postgresql",
-        help="comma-separated: sqlite, postgresql (both)",
-    )
+    add_backends(parser)
     add_redis_url(parser, "Redis of the PostgreSQL profile")
     add_output(parser, "chat")
     args = parser.parse_args(argv)
@@ -200,9 +197,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"--conversations must be at least {PAGE_SIZE * DEEP_PAGE} (page 200)")
     if args.messages < 0:
         parser.error("--messages must not be negative")
-    args.backends = {name.strip() for name in args.backends.split(",") if name.strip()}
-    if not args.backends or not args.backends <= {"sqlite", "postgresql"}:
-        parser.error("--backends takes sqlite and/or postgresql")
     return args
 
 

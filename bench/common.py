@@ -77,6 +77,26 @@ def add_output(parser: argparse.ArgumentParser, report: str) -> None:
     parser.add_argument("--output", type=Path, default=default, help="Markdown report file")
 
 
+BACKENDS = frozenset({"sqlite", "postgresql"})
+
+
+def _backends(text: str) -> frozenset[str]:
+    chosen = frozenset(name.strip() for name in text.split(",") if name.strip())
+    if not chosen or not chosen <= BACKENDS:
+        raise argparse.ArgumentTypeError("takes sqlite and/or postgresql")
+    return chosen
+
+
+def add_backends(parser: argparse.ArgumentParser, note: str = "") -> None:
+    """``--backends``: a set of ``sqlite`` and ``postgresql``, by default both."""
+    parser.add_argument(
+        "--backends",
+        type=_backends,
+        default="sqlite,postgresql",
+        help=f"comma-separated: sqlite, postgresql (both{note})",
+    )
+
+
 def add_redis_url(parser: argparse.ArgumentParser, what: str) -> None:
     """``--redis-url``, by default ``$TOLLWAY_BENCH_REDIS_URL`` or the local Redis."""
     parser.add_argument(

@@ -55,7 +55,7 @@ import apps
 import chat
 import httpx
 import uvloop
-from common import Run, add_output, argument_parser, log, publish
+from common import Run, add_backends, add_output, argument_parser, log, publish
 
 from tollway import Gateway, load_settings
 from tollway.testing.backends import create_postgres_database, drop_postgres_database
@@ -102,12 +102,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=100, help="warm-up requests (100)")
     parser.add_argument("--conversations", type=int, default=10_000)
     parser.add_argument("--messages", type=int, default=3)
-    parser.add_argument("--backends", default="sqlite,postgresql")
+    add_backends(parser)
     parser.add_argument("--profile", metavar="CASE", help="profile one case with pyinstrument")
     add_output(parser, "datapath")
-    args = parser.parse_args(argv)
-    args.backends = [name.strip() for name in args.backends.split(",") if name.strip()]
-    return args
+    return parser.parse_args(argv)
 
 
 def make_cases(seeded: chat.Seeded) -> list[Case]:

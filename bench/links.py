@@ -56,6 +56,7 @@ from common import (
     BenchError,
     Measured,
     Run,
+    add_backends,
     add_output,
     add_redis_url,
     argument_parser,
@@ -154,16 +155,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--analytics-requests", type=int, default=15, help="analytics requests per query (15)"
     )
-    parser.add_argument(
-        "--backends", default="sqlite,postgresql", help="comma-separated: sqlite, postgresql"
-    )
+    add_backends(parser)
     add_redis_url(parser, "Redis of the PostgreSQL profile")
     add_output(parser, "links")
     args = parser.parse_args(argv)
     at_least_one(parser, args, "duration", "connections", "rounds", "links", "rate")
-    args.backends = {name.strip() for name in args.backends.split(",") if name.strip()}
-    if not args.backends or not args.backends <= {"sqlite", "postgresql"}:
-        parser.error("--backends takes sqlite and/or postgresql")
     return args
 
 

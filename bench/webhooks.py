@@ -69,6 +69,7 @@ from common import (
     BenchError,
     Run,
     Unreachable,
+    add_backends,
     add_output,
     argument_parser,
     at_least_one,
@@ -860,20 +861,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=DEFAULT_CONCURRENCY,
         help=f"job queue concurrency ({DEFAULT_CONCURRENCY}, the in-process queue's default)",
     )
-    parser.add_argument(
-        "--backends",
-        default="sqlite,postgresql",
-        help="comma-separated: sqlite, postgresql (both; PostgreSQL is skipped with a "
-        "note when TOLLWAY_TEST_POSTGRES_URL does not answer)",
+    add_backends(
+        parser, "; PostgreSQL is skipped with a note when TOLLWAY_TEST_POSTGRES_URL does not answer"
     )
     add_output(parser, "webhooks")
     parser.add_argument(
         "--serve-receiver", nargs=2, metavar=("CERT", "KEY"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
-    args.backends = {name.strip() for name in args.backends.split(",") if name.strip()}
-    if not args.backends <= {"sqlite", "postgresql"}:
-        parser.error("--backends takes sqlite and/or postgresql")
     at_least_one(parser, args, "events", "per_transaction", "sequential", "concurrency")
     if min(args.rate) <= 0 or args.seconds <= 0:
         parser.error("--rate and --seconds must be positive")
