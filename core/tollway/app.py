@@ -3,7 +3,9 @@
 Each product's handlers are mounted on a router at the product's prefix, with the
 dependencies its plugin registered. Each route's declared access was checked when it
 was registered; here it is compiled into a gate, and every route gets one
-``before_request`` step: the request's gate, then its body, then the plugin's own.
+``before_request`` step: the request's gate, then its body, then its idempotency key
+for routes declaring ``idempotent=True`` (:mod:`tollway.idempotency`), then the
+plugin's own.
 Hosts registered for a product (``tollway_register_hosts``) are served by a layer in
 front of the router.
 """
@@ -35,6 +37,7 @@ from tollway.admission.access import BearerKey, access_of
 from tollway.admission.customers import Customer
 from tollway.bodies import BODY_TYPE, RequestStep, check_body, json_body_type
 from tollway.gateway import Gateway
+from tollway.idempotency import claim_step, prepare_routes
 from tollway.observability.health import Readiness, health_routes
 from tollway.observability.metrics import metrics_route
 from tollway.observability.responses import OBSERVED, response_observer
@@ -64,6 +67,7 @@ def create_app(gateway: Gateway) -> Litestar:
         for route_set in registry.routes
     ]
     database = gateway.database
+    prepare_routes(routers, database)
 
     async def provide_transaction() -> AsyncIterator[AsyncSession]:
         # Committed after the handler's response is made, before it is sent: a commit
@@ -227,6 +231,8 @@ def _compile(handler: HTTPRouteHandler, path: str, pipeline: Pipeline, gateway: 
     if (body_type := json_body_type(handler)) is not None:
         handler.opt[BODY_TYPE] = body_type
         steps.append(check_body)
+    if (claim := claim_step(handler, access, path, gateway)) is not None:
+        steps.append(claim)
     layers = [layer.before_request for layer in handler.ownership_layers]
     if (own := next((step for step in reversed(layers) if step), None)) is not None:
         steps.append(own)

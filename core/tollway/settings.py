@@ -14,7 +14,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 from sqlalchemy.engine import make_url
@@ -149,6 +149,10 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     job_retries: int = 3
     """Attempts a job gets in all on the Redis queue (a crash or an error uses one)."""
+
+    idempotency_key_ttl: Annotated[int, msgspec.Meta(ge=1)] = 86_400
+    """Seconds an ``Idempotency-Key`` and its answer are kept, counted from the first
+    request; an older key counts as new."""
 
     products: dict[str, ProductConfig] = {}
     """Per-product plan overrides and product settings, from the config file only."""
