@@ -20,6 +20,8 @@ import pluggy
 from tollway.accounts import Accounts
 from tollway.admission.customers import CustomerTokens
 from tollway.auth import KeyAuthenticator
+from tollway.billing.engine import BillingEngine
+from tollway.billing.processor import PaymentProcessor
 from tollway.db import Database
 from tollway.db.migrate import upgrade
 from tollway.errors import ErrorMapper
@@ -101,6 +103,20 @@ class Gateway:
         whose products never ask loads no country database."""
         geoip: GeoIP = _required(self.plugins.hook.tollway_geoip(gateway=self), "GeoIP lookup")
         return geoip
+
+    @functools.cached_property
+    def payments(self) -> PaymentProcessor:
+        """The payment processor (``tollway_payment_processor``), resolved on first
+        use: a gateway selling nothing never makes one."""
+        processor: PaymentProcessor = _required(
+            self.plugins.hook.tollway_payment_processor(gateway=self), "payment processor"
+        )
+        return processor
+
+    @functools.cached_property
+    def billing(self) -> BillingEngine:
+        """The billing engine products with subscriptions build on (one per gateway)."""
+        return BillingEngine(self)
 
     def product_settings(self, kind: type[S]) -> S:
         """A product's settings, as the Struct its plugin registered, validated."""

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from sqlalchemy import MetaData
 
     from tollway.auth import KeyAuthenticator
+    from tollway.billing.processor import PaymentProcessor
     from tollway.errors import ErrorMapper
     from tollway.gateway import Gateway
     from tollway.geoip import GeoIP
@@ -293,6 +294,18 @@ def tollway_geoip(gateway: Gateway) -> GeoIP | None:
     Called once per gateway, the first time something reads ``gateway.geoip``, so a
     deployment serving no product that needs it never loads a country database.
     Default: :class:`tollway.IptoccGeoIP`, the registries' data in the iptocc wheel.
+    """
+
+
+@hookspec(firstresult=True)
+def tollway_payment_processor(gateway: Gateway) -> PaymentProcessor | None:
+    """Return the payment processor billing charges through (a
+    :class:`tollway.billing.PaymentProcessor`), or ``None`` to defer.
+
+    Called once per gateway, the first time something reads ``gateway.payments``.
+    Default: :class:`tollway.billing.LocalCardProcessor`, a real local processor that
+    validates cards and answers like the well-known test cards; a deployment taking
+    real payments returns an adapter for its processor instead.
     """
 
 

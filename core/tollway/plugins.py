@@ -29,6 +29,8 @@ DEFAULT_PLUGINS = (
     "tollway.defaults.errors",
     "tollway.defaults.jobs",
     "tollway.defaults.geoip",
+    "tollway.defaults.payments",
+    "tollway.defaults.billing",
 )
 
 

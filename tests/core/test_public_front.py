@@ -1,6 +1,7 @@
 """Plugins use the public front only: every name they import from tollway is exported.
 
-The public front is ``tollway`` itself, ``tollway.testing`` (the pytest plugin) and
+The public front is ``tollway`` itself, ``tollway.testing`` (the pytest plugin),
+``tollway.billing`` (the billing engine) and
 ``tollway.cli`` (the command line), each with ``__all__``. Everything else in the
 core may change without notice; a plugin importing it, its tests, its migrations or
 the tutorial plugin in docs/writing-a-plugin.md, fails here, naming file and line.
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PUBLIC_MODULES = ("tollway", "tollway.testing", "tollway.cli")
+PUBLIC_MODULES = ("tollway", "tollway.testing", "tollway.cli", "tollway.billing")
 
 
 def _public_names() -> dict[str, set[str]]:

@@ -11,6 +11,7 @@ import click
 import msgspec
 
 from tollway.accounts import AccountError
+from tollway.cli.billing import billing
 from tollway.cli.running import (
     ProductPlan,
     configured_gateway,
@@ -241,4 +242,4 @@ def list_plugins(as_json: bool) -> None:
         print(f"  plans {', '.join(listed.plans)}")
 
 
-MANAGE_COMMANDS = (accounts, keys, openapi, db, list_plugins)
+MANAGE_COMMANDS = (accounts, keys, openapi, db, list_plugins, billing)

@@ -1,0 +1,58 @@
+"""Billing: plans' prices, subscriptions, invoices, payment methods and dunning, built
+once for every product that sells (launchpad: a workspace billing its customers;
+account: the platform billing its tenants), and the payment processor hook.
+
+A product registers its :class:`Ledger` with ``gateway.billing.add_ledger`` and works
+through ``gateway.billing.book(session, ledger, account_id)``; see
+:mod:`tollway.billing.engine` for the states and docs/billing.md for the rules.
+"""
+
+from tollway.billing.book import Book
+from tollway.billing.cards import LocalCardProcessor
+from tollway.billing.engine import BillingEngine
+from tollway.billing.periods import INTERVALS, Interval, period_end
+from tollway.billing.processor import (
+    Brand,
+    CardDetails,
+    CardError,
+    Charge,
+    PaymentProcessor,
+    SavedCard,
+)
+from tollway.billing.records import (
+    LIVE,
+    ConcurrentChange,
+    IllegalTransition,
+    Invoice,
+    Ledger,
+    PaymentMethod,
+    RunReport,
+    Status,
+    Subscription,
+    Terms,
+)
+
+__all__ = [
+    "INTERVALS",
+    "LIVE",
+    "BillingEngine",
+    "Book",
+    "Brand",
+    "CardDetails",
+    "CardError",
+    "Charge",
+    "ConcurrentChange",
+    "IllegalTransition",
+    "Interval",
+    "Invoice",
+    "Ledger",
+    "LocalCardProcessor",
+    "PaymentMethod",
+    "PaymentProcessor",
+    "RunReport",
+    "SavedCard",
+    "Status",
+    "Subscription",
+    "Terms",
+    "period_end",
+]
