@@ -104,7 +104,7 @@ def _raw(text: str) -> bytes:
 
 @budget(300)
 @given(
-    pairs=st.lists(st.tuples(st.text(max_size=6), st.text(max_size=6)), max_size=4),
+    pairs=st.lists(st.tuples(st.text(min_size=1, max_size=6), st.text(max_size=6)), max_size=4),
     raw=st.booleans(),
 )
 def test_handlers_read_the_text_clients_send(pairs: list[tuple[str, str]], raw: bool) -> None:
@@ -122,3 +122,13 @@ def test_queries_that_are_not_utf8_are_refused(query: bytes) -> None:
         400,
         {"detail": "Invalid request: the query string is not valid UTF-8"},
     )
+
+
+@pytest.mark.parametrize("query", [b"=x", b"=", b"a=1&=x", b"a=1&=", b"%C3%A9=1&=%FF"])
+def test_parameters_without_a_name_are_refused(query: bytes) -> None:
+    assert get_echo(query) == (400, {"detail": "Invalid request: a query parameter has no name"})
+
+
+@pytest.mark.parametrize("query", [b"a=", b"a", b"a=1&b", b"a==1", b"a=1&&b=2"])
+def test_named_parameters_without_values_pass(query: bytes) -> None:
+    assert get_echo(query)[0] == 200

@@ -22,7 +22,15 @@ Url = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_URL_LENGTH)]
 Code = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern="^[A-Za-z0-9_-]+$")]
 """The path segment of a short URL: case-sensitive, one namespace for the deployment."""
 Title = Annotated[str, msgspec.Meta(max_length=200, pattern="^[^\\x00-\\x1f\\x7f]*$")]
-Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=50, pattern="^[^\\x00-\\x1f\\x7f]+$")]
+Tag = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=50,
+        pattern="^[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f\\x7f]*$",
+    ),
+]
+"""Not blank (a tag is stored without surrounding whitespace) and no control characters."""
 Tags = Annotated[list[Tag], msgspec.Meta(max_length=20)]
 """Repeated tags are kept once, in the order first given."""
 Timestamp = Annotated[datetime, msgspec.Meta(tz=True)]
