@@ -3,28 +3,12 @@ itself: no request leaves the machine, and the operations of every product show.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Route, sync_playwright
 
-from tollway.testing import GatewayProcess, unavailable
-
-CHROMIUM = "/usr/bin/chromium"
-# As the machine's notes advise for a closed network: no background connections,
-# which would otherwise be refused (and reported below as requests leaving).
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
+from tollway.testing import GatewayProcess, chromium_launch_options
 
 PRODUCT_TITLES = (
     "Public QR code API",
@@ -44,10 +28,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
-        unavailable("Debian's chromium is not installed (.ci/run installs it)")
+    options = chromium_launch_options()
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(**options)
         yield launched
         launched.close()
 

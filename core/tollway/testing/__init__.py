@@ -19,7 +19,8 @@ The modules, by concern: :mod:`~tollway.testing.backends` (databases, Redis and
 :mod:`~tollway.testing.products` (testing one product), :mod:`~tollway.testing.events`
 (subscribing to events and reading what was emitted), :mod:`~tollway.testing.processes`
 (``tollway serve`` and ``tollway worker`` as processes), :mod:`~tollway.testing.servers`
-(Redis, PostgreSQL and webhook receivers a test owns).
+(Redis, PostgreSQL and webhook receivers a test owns), :mod:`~tollway.testing.browsers`
+(Debian's Chromium for page tests).
 """
 
 import pytest
@@ -37,6 +38,7 @@ from tollway.testing.backends import (
     redis_unreachable,
     unavailable,
 )
+from tollway.testing.browsers import CHROMIUM, chromium_launch_options
 from tollway.testing.clients import RawAnswer, Tenant, gateway_client, raw_request, tenant
 from tollway.testing.events import emitted, subscribe
 from tollway.testing.processes import (
@@ -66,6 +68,7 @@ from tollway.webhooks.testing import Reply, WebhookTestReceiver
 
 __all__ = [
     "BACKENDS",
+    "CHROMIUM",
     "POSTGRES_URL",
     "REDIS_URL",
     "Backend",
@@ -82,6 +85,7 @@ __all__ = [
     "WebhookTestReceiver",
     "WorkerProcess",
     "backend",
+    "chromium_launch_options",
     "create_postgres_database",
     "deployment_settings",
     "drop_postgres_database",

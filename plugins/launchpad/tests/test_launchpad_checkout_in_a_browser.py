@@ -8,7 +8,6 @@ and the page can then be paid with another; the cancel link leads back to the sh
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -26,25 +25,13 @@ from tollway.testing import (
     GatewayFactory,
     GatewayProcess,
     WebhookTestReceiver,
+    chromium_launch_options,
     deployment_settings,
     emitted,
-    unavailable,
 )
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-"""As tests/pages/test_api_reference_in_a_browser.py launches it: no background
-connections on a closed network."""
 PLUGINS = ["launchpad", "developer"]
 PRO = {"name": "Pro", "slug": "pro", "price_monthly_cents": 1900, "price_annual_cents": 19000}
 SHOP_PAGES = {"/welcome": "Welcome to Pro", "/pricing": "Our pricing"}
@@ -87,16 +74,11 @@ def shop() -> Iterator[Shop]:
         yield running
 
 
-def _need_chromium() -> None:
-    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
-        unavailable("Debian's chromium is not installed (.ci/run installs it)")
-
-
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Browser]:
-    _need_chromium()
+    options = chromium_launch_options()
     async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        launched = await playwright.chromium.launch(**options)
         yield launched
         await launched.close()
 
