@@ -379,3 +379,26 @@ async def test_a_charge_whose_transaction_rolls_back_is_refunded(
     kept = await start(gateway, account)  # and a committed one is kept
     assert kept.status == "active"
     assert [charge.refunded_at is None for charge in await charges(gateway)] == [False, True]
+
+
+async def test_a_running_gateway_renews_through_its_job_queue(
+    gateway_factory: GatewayFactory,
+) -> None:
+    """The billing clock enqueues ``billing.run_due`` as the gateway starts (and every
+    minute after); the job queue runs it."""
+    gateway, account = await shop(gateway_factory)
+    long_ago = datetime.now(UTC) - timedelta(days=40)
+    await in_book(
+        gateway, account, lambda book: book.subscribe("7", MONTHLY, card=GOOD, now=long_ago)
+    )
+    await gateway.start()
+    try:
+        deadline = asyncio.get_running_loop().time() + 30
+        while len(await invoices(gateway)) < 2:
+            assert asyncio.get_running_loop().time() < deadline, "nothing renewed"
+            await asyncio.sleep(0.05)
+    finally:
+        await gateway.stop()
+    renewal = (await invoices(gateway))[1]
+    assert (renewal.kind, renewal.status) == ("cycle", "paid")
+    assert renewal.paid_at == period_end(long_ago, "month", 0)
