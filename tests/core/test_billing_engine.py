@@ -17,7 +17,7 @@ import pytest
 from billing_plugin import LEDGER, PREFIX, ShopPlugin, SwitchableProcessor
 from sqlalchemy import func, select
 
-from tollway import Gateway
+from tollway import Conflict, Gateway, NotFound
 from tollway.billing import (
     Book,
     CardDetails,
@@ -25,9 +25,10 @@ from tollway.billing import (
     IllegalTransition,
     Subscription,
     Terms,
+    Wallet,
     period_end,
 )
-from tollway.billing.card_records import ProcessorCharge
+from tollway.billing.card_records import ProcessorCard, ProcessorCharge
 from tollway.billing.models import BillingInvoice, BillingSubscription
 from tollway.testing import GatewayFactory, emitted, subscribe
 
@@ -402,3 +403,67 @@ async def test_a_running_gateway_renews_through_its_job_queue(
     renewal = (await invoices(gateway))[1]
     assert (renewal.kind, renewal.status) == ("cycle", "paid")
     assert renewal.paid_at == period_end(long_ago, "month", 0)
+
+
+async def in_wallet(gateway: Gateway, account: int, work: Callable[[Wallet], Awaitable[T]]) -> T:
+    async with gateway.database.transaction() as session:
+        return await work(gateway.billing.wallet(session, LEDGER, account))
+
+
+async def test_a_customer_keeps_one_default_card(gateway_factory: GatewayFactory) -> None:
+    gateway, account = await shop(gateway_factory)
+    first = await in_wallet(gateway, account, lambda wallet: wallet.add("7", GOOD))
+    second = await in_wallet(gateway, account, lambda wallet: wallet.add("7", FAILS_LATER))
+    assert (first.is_default, second.is_default) == (True, False)
+    await in_wallet(gateway, account, lambda wallet: wallet.set_default("7", second.id))
+    cards = await in_wallet(gateway, account, lambda wallet: wallet.cards("7"))
+    assert [(card.last4, card.is_default) for card in cards] == [("4242", False), ("0341", True)]
+    other = await gateway.accounts.create_account("other shop", {})
+    for owner, customer in ((other, "7"), (account, "8")):
+        with pytest.raises(NotFound):
+            await in_wallet(gateway, owner, lambda w, c=customer: w.set_default(c, first.id))
+    with pytest.raises(CardError):
+        await in_wallet(gateway, account, lambda wallet: wallet.add("7", DECLINED))
+    assert len(await in_wallet(gateway, account, lambda wallet: wallet.cards("7"))) == 2
+
+
+async def test_removing_cards(gateway_factory: GatewayFactory) -> None:
+    gateway, account = await shop(gateway_factory)
+    subscription = await start(gateway, account)  # its card is the default
+    spare = await in_wallet(gateway, account, lambda wallet: wallet.add("7", FAILS_LATER))
+    await in_wallet(
+        gateway, account, lambda wallet: wallet.remove("7", subscription.payment_method_id or 0)
+    )
+    [left] = await in_wallet(gateway, account, lambda wallet: wallet.cards("7"))
+    assert (left.id, left.is_default) == (spare.id, True)  # the remaining card took over
+    with pytest.raises(Conflict, match="last card"):
+        await in_wallet(gateway, account, lambda wallet: wallet.remove("7", spare.id))
+    await in_book(gateway, account, lambda book: book.cancel("7", immediately=True))
+    await in_wallet(gateway, account, lambda wallet: wallet.remove("7", spare.id))
+    assert await in_wallet(gateway, account, lambda wallet: wallet.cards("7")) == []
+    deadline = asyncio.get_running_loop().time() + 10
+    while True:  # the processor forgets removed cards once the removal has committed
+        async with gateway.database.sessions() as session:
+            kept = await session.scalar(
+                select(func.count()).where(ProcessorCard.forgotten_at.is_(None))
+            )
+        if kept == 0:
+            break
+        assert asyncio.get_running_loop().time() < deadline, "removed cards were not forgotten"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_new_default_card_pays_the_next_try(gateway_factory: GatewayFactory) -> None:
+    gateway, account = await shop(gateway_factory)
+    trial = Terms(plan="1", plan_name="basic", interval="month", amount_cents=1_000, trial_days=7)
+    await start(gateway, account, FAILS_LATER, trial)
+    trial_end = JAN_31 + timedelta(days=7)
+    await gateway.billing.run_due(trial_end)
+    assert (await current(gateway, account)).status == "past_due"  # type: ignore[union-attr]
+    await in_wallet(gateway, account, lambda wallet: wallet.add("7", GOOD, default=True))
+    report = await gateway.billing.run_due(trial_end + timedelta(days=1))
+    assert report.renewed == 1
+    subscription = await current(gateway, account)
+    assert subscription is not None
+    assert subscription.status == "active"
+    assert [charge.status for charge in await charges(gateway)] == ["failed", "succeeded"]

@@ -31,6 +31,7 @@ from tollway.billing.records import (
     Subscription,
     Terms,
 )
+from tollway.billing.wallet import Wallet
 
 __all__ = [
     "INTERVALS",
@@ -54,5 +55,6 @@ __all__ = [
     "Status",
     "Subscription",
     "Terms",
+    "Wallet",
     "period_end",
 ]

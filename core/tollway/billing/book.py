@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.exc import StaleDataError
 
 from tollway.billing.invoices import mark_paid, open_invoice
-from tollway.billing.methods import keep_card, saved_methods
+from tollway.billing.methods import default_token, keep_card, saved_methods
 from tollway.billing.models import (
     BillingInvoice,
     BillingInvoiceSequence,
@@ -62,11 +62,14 @@ log = logging.getLogger("tollway.billing")
 SEQUENCES = cast(Table, BillingInvoiceSequence.__table__)
 
 
-async def saved_token(session: AsyncSession, method_id: int | None) -> str | None:
-    if method_id is None:
-        return None
-    method = await session.get(BillingPaymentMethod, method_id)
-    return method.token if method is not None else None
+async def charged_token(session: AsyncSession, row: BillingSubscription) -> str | None:
+    """The card a subscription's charges go to: its customer's default card (which the
+    customer may change), else the card it started with."""
+    token = await default_token(session, row.ledger, row.account_id, row.customer)
+    if token is None and row.payment_method_id is not None:
+        method = await session.get(BillingPaymentMethod, row.payment_method_id)
+        token = method.token if method is not None else None
+    return token
 
 
 class Book:
@@ -308,7 +311,7 @@ class Book:
             remaining = days_between(now, row.current_period_end)
             amount = prorate(terms.amount_cents - row.amount_cents, remaining, period_days)
         if amount > 0:
-            token = await saved_token(self.session, row.payment_method_id)
+            token = await charged_token(self.session, row)
             if token is None:
                 raise CardError("No card is saved for this subscription.", "no_payment_method")
             charge = await self.engine.processor.charge(

@@ -47,10 +47,11 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.exc import StaleDataError
 
-from tollway.billing.book import Book, saved_token
+from tollway.billing.book import Book, charged_token
 from tollway.billing.models import BillingInvoice, BillingSubscription
 from tollway.billing.processor import Charge, PaymentProcessor
 from tollway.billing.records import Attempt, ConcurrentChange, Ledger, RunReport, iso
+from tollway.billing.wallet import Wallet
 from tollway.db.base import utcnow
 from tollway.outbox import Poller
 
@@ -118,6 +119,11 @@ class BillingEngine:
             return self.ledgers[name]
         except KeyError:
             raise LookupError(f"no product registered the billing ledger {name!r}") from None
+
+    def wallet(self, session: AsyncSession, ledger: str, account_id: int) -> Wallet:
+        """One account's customers' saved cards on ``ledger``, in ``session``'s
+        transaction."""
+        return Wallet(self, session, self.ledger(ledger), account_id)
 
     def book(self, session: AsyncSession, ledger: str, account_id: int) -> Book:
         """One account's billing on ``ledger``, in ``session``'s transaction."""
@@ -218,7 +224,7 @@ class BillingEngine:
             row = await session.get(BillingSubscription, attempt.subscription_id)
             if invoice is None or row is None or invoice.attempts >= attempt.number:
                 return
-            token = await saved_token(session, row.payment_method_id)
+            token = await charged_token(session, row)
         charge = await self._charge(invoice, token, attempt.number)
         for _ in range(3):
             try:

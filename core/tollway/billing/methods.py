@@ -14,10 +14,35 @@ from tollway.db.base import utcnow
 
 
 async def keep_card(
-    session: AsyncSession, ledger: str, account_id: int, customer: str, saved: SavedCard
+    session: AsyncSession,
+    ledger: str,
+    account_id: int,
+    customer: str,
+    saved: SavedCard,
+    *,
+    default: bool = True,
 ) -> BillingPaymentMethod:
-    """Keep a saved card as the customer's default payment method (the previous
-    default is one no longer: a unique index allows one)."""
+    """Keep a saved card as one of the customer's payment methods, by default the
+    default one (the previous default is one no longer: a unique index allows one)."""
+    if default:
+        await clear_default(session, ledger, account_id, customer)
+    method = BillingPaymentMethod(
+        ledger=ledger,
+        account_id=account_id,
+        customer=customer,
+        token=saved.token,
+        brand=saved.brand,
+        last4=saved.last4,
+        exp_month=saved.exp_month,
+        exp_year=saved.exp_year,
+        is_default=default,
+        created_at=utcnow(),
+    )
+    session.add(method)
+    return method
+
+
+async def clear_default(session: AsyncSession, ledger: str, account_id: int, customer: str) -> None:
     await session.execute(
         update(BillingPaymentMethod)
         .where(
@@ -28,20 +53,6 @@ async def keep_card(
         )
         .values(is_default=False)
     )
-    method = BillingPaymentMethod(
-        ledger=ledger,
-        account_id=account_id,
-        customer=customer,
-        token=saved.token,
-        brand=saved.brand,
-        last4=saved.last4,
-        exp_month=saved.exp_month,
-        exp_year=saved.exp_year,
-        is_default=True,
-        created_at=utcnow(),
-    )
-    session.add(method)
-    return method
 
 
 async def saved_methods(
@@ -57,3 +68,17 @@ async def saved_methods(
         .order_by(BillingPaymentMethod.id)
     )
     return (await session.scalars(query)).all()
+
+
+async def default_token(
+    session: AsyncSession, ledger: str, account_id: int, customer: str
+) -> str | None:
+    """The processor token of the customer's default card: what renewals charge."""
+    query = select(BillingPaymentMethod.token).where(
+        BillingPaymentMethod.ledger == ledger,
+        BillingPaymentMethod.account_id == account_id,
+        BillingPaymentMethod.customer == customer,
+        BillingPaymentMethod.is_default.is_(True),
+    )
+    token: str | None = await session.scalar(query)
+    return token

@@ -1,5 +1,6 @@
-"""Charges follow their transaction: one made for a transaction that then rolls back
-is given back."""
+"""The processor follows the transactions it served: a charge made for a transaction
+that then rolls back is given back; a card removed in a transaction that commits is
+forgotten."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tollway.billing.processor import Charge, PaymentProcessor
 log = logging.getLogger("tollway.billing")
 
 _REFUNDS = "tollway.billing.refunds"
-_refunding: set[asyncio.Task[None]] = set()
+_pending: set[asyncio.Task[None]] = set()
 
 
 def refund_on_rollback(session: AsyncSession, processor: PaymentProcessor, charge: Charge) -> None:
@@ -36,5 +37,28 @@ def _give_back(session: Session) -> None:
     for processor, charge_id in session.info.pop(_REFUNDS, ()):
         log.warning("refunding charge %s: its transaction rolled back", charge_id)
         task = asyncio.get_running_loop().create_task(processor.refund(charge_id))
-        _refunding.add(task)
-        task.add_done_callback(_refunding.discard)
+        _pending.add(task)
+        task.add_done_callback(_pending.discard)
+
+
+_FORGET = "tollway.billing.forget"
+
+
+def forget_after_commit(session: AsyncSession, processor: PaymentProcessor, token: str) -> None:
+    """Have the processor forget a card once ``session``'s transaction (removing its
+    payment method) has committed; nothing if it rolls back."""
+    forgotten: list[tuple[PaymentProcessor, str]] = session.info.setdefault(_FORGET, [])
+    forgotten.append((processor, token))
+
+
+@event.listens_for(Session, "after_commit")
+def _forget(session: Session) -> None:
+    for processor, token in session.info.pop(_FORGET, ()):
+        task = asyncio.get_running_loop().create_task(processor.forget_card(token))
+        _pending.add(task)
+        task.add_done_callback(_pending.discard)
+
+
+@event.listens_for(Session, "after_rollback")
+def _keep(session: Session) -> None:
+    session.info.pop(_FORGET, None)
