@@ -64,6 +64,7 @@ from tollway.geoip import GeoIP, IptoccGeoIP
 from tollway.hookspecs import CommandRegistrar, RouteRegistrar, hookimpl
 from tollway.jobs import InProcessJobQueue, JobFunction, JobQueue
 from tollway.net import ClientAddress, PublicOrigin
+from tollway.optional_bodies import optional_body_operation, optional_json_body
 from tollway.outbox import LeasedColumns, Poller, after_commit, claim_due, renew
 from tollway.params import MAX_ROW_ID, FilterId, Id, ListPage, Page, offset, page_limit
 from tollway.pipeline import Caller, CurrentCaller
@@ -187,6 +188,8 @@ __all__ = [
     "load_settings",
     "make_metadata",
     "offset",
+    "optional_body_operation",
+    "optional_json_body",
     "page_limit",
     "renew",
     "utcnow",

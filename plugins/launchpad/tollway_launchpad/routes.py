@@ -28,9 +28,10 @@ from tollway import (
     CurrentCustomer,
     CurrentGateway,
     Reads,
+    optional_body_operation,
+    optional_json_body,
 )
 from tollway_launchpad import schemas
-from tollway_launchpad.bodies import optional_body, optional_body_operation
 from tollway_launchpad.customers import Customers
 from tollway_launchpad.product import (
     CUSTOMERS_READ,
@@ -186,7 +187,7 @@ async def cancel_subscription(
     subscriptions: NamedDependency[Subscriptions],
 ) -> schemas.Cancellation:
     """At the period's end unless ``immediately``; the body may be left out."""
-    options = await optional_body(request, schemas.Cancel)
+    options = await optional_json_body(request, schemas.Cancel)
     return await subscriptions.cancel(customer_id, immediately=options.immediately)
 
 

@@ -1,11 +1,12 @@
-"""A JSON body a request may leave out (``DELETE /subscriptions/{id}``'s options).
+"""JSON bodies a request may leave out: a body of options whose every field has a
+default (``DELETE /subscriptions/{id}``'s ``{"immediately": true}``), which clients
+of ``DELETE`` usually send no body for.
 
-The kit decodes a route's ``data`` strictly and requires it; a body of options whose
-every field has a default is better left out altogether, as clients of ``DELETE``
-usually do. Such a route reads its body with :func:`optional_body` (the same strict
-decoder, :func:`tollway.decode_json_body`; no body is the options' defaults) and
-declares it in its OpenAPI operation with ``operation_class=optional_body_operation(Options)``,
-since a handler without ``data`` has none.
+The kit decodes a route's ``data`` strictly and requires it. Such a route instead
+reads its body with :func:`optional_json_body` (the same strict decoder and media type
+check; no body is the options' defaults) and declares it in its OpenAPI operation with
+``operation_class=optional_body_operation(Options)``, since a handler without ``data``
+has none.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import msgspec
 from litestar import Request
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
 
-from tollway import UnsupportedMediaType, decode_json_body
+from tollway.bodies import decode_json_body, refuse_other_media_types
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -25,24 +26,13 @@ _SCHEMA_KEYS = {"type": "type", "default": "default", "enum": "enum", "descripti
 """The JSON Schema keywords an options struct's fields use, as Litestar names them."""
 
 
-def _is_json(content_type: bytes) -> bool:
-    essence = content_type.partition(b";")[0].strip().lower()
-    return essence == b"application/json" or (
-        essence.startswith(b"application/") and essence.endswith(b"+json")
-    )
-
-
-async def optional_body(request: Request[Any, Any, Any], into: type[S]) -> S:
+async def optional_json_body(request: Request[Any, Any, Any], into: type[S]) -> S:
     """The request's JSON body decoded strictly into ``into`` (400 saying why not,
     415 for another media type), or ``into()`` when the request has no body."""
     body = await request.body()
     if not body:
         return into()
-    for name, value in request.scope["headers"]:
-        if name == b"content-type" and not _is_json(value):
-            raise UnsupportedMediaType(
-                "Send the body as JSON with 'Content-Type: application/json', or no body"
-            )
+    refuse_other_media_types(request.scope)
     return decode_json_body(body, into)
 
 
