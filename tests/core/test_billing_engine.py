@@ -109,7 +109,7 @@ async def test_subscribing_charges_the_first_period(gateway_factory: GatewayFact
         invoice.charge_id,
     )
     assert await events(gateway) == [("subscription.created", "active"), ("invoice.paid", "active")]
-    methods = await in_book(gateway, account, lambda book: book.payment_methods("7"))
+    methods = await in_wallet(gateway, account, lambda wallet: wallet.cards("7"))
     assert [(m.brand, m.last4, m.is_default) for m in methods] == [("visa", "4242", True)]
 
 

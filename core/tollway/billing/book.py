@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.exc import StaleDataError
 
 from tollway.billing.invoices import mark_paid, open_invoice
-from tollway.billing.methods import default_token, keep_card, saved_methods
+from tollway.billing.methods import default_token, keep_card
 from tollway.billing.models import (
     BillingInvoice,
     BillingInvoiceSequence,
@@ -39,7 +39,6 @@ from tollway.billing.records import (
     IllegalTransition,
     Invoice,
     Ledger,
-    PaymentMethod,
     Subscription,
     Terms,
     check_terms,
@@ -47,7 +46,6 @@ from tollway.billing.records import (
     invoice_data,
     invoice_record,
     iso,
-    method_record,
     prorate,
     subscription_data,
     subscription_record,
@@ -141,10 +139,6 @@ class Book:
         rows = (await self.session.scalars(query)).all()
         total = await self.session.scalar(select(func.count()).where(*owned))
         return [invoice_record(row) for row in rows], int(total or 0)
-
-    async def payment_methods(self, customer: str) -> list[PaymentMethod]:
-        rows = await saved_methods(self.session, self.ledger.name, self.account_id, customer)
-        return [method_record(row) for row in rows]
 
     async def _unpaid_invoice(self, subscription_id: int) -> BillingInvoice | None:
         query = select(BillingInvoice).where(
