@@ -30,7 +30,6 @@ from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 from litestar.status_codes import HTTP_200_OK
-from sqlalchemy import bindparam, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import (
@@ -40,7 +39,6 @@ from tollway import (
     CurrentCaller,
     Gateway,
     Id,
-    NotFound,
     PublicOrigin,
     Reads,
     Unauthorized,
@@ -48,8 +46,9 @@ from tollway import (
 )
 from tollway_launchpad.checkout_page import PAGE_DEPENDENCIES, PAGE_ROUTES, CheckoutPage
 from tollway_launchpad.checkout_sessions import id_hash, new_session_id
-from tollway_launchpad.models import CheckoutSession, Customer, Plan
+from tollway_launchpad.models import CheckoutSession
 from tollway_launchpad.product import CHECKOUT, CHECKOUT_WRITE, LEDGER, PLANS_READ, PRODUCT
+from tollway_launchpad.queries import LaunchpadReads, plan_not_found
 from tollway_launchpad.schemas import Interval, PlanRef
 from tollway_launchpad.settings import LaunchpadSettings
 
@@ -133,27 +132,6 @@ def _invalid(field: str, why: str) -> BadRequest:
     return BadRequest(f"Invalid request body: {field} {why}")
 
 
-_PLAN = select(
-    Plan.id,
-    Plan.name,
-    Plan.slug,
-    Plan.price_monthly_cents,
-    Plan.price_annual_cents,
-    Plan.trial_days,
-    Plan.features,
-    Plan.quota,
-).where(
-    Plan.id == bindparam("plan_id"),
-    Plan.account_id == bindparam("account_id"),
-    Plan.is_active == true(),
-)
-_CUSTOMER = select(Customer.id).where(
-    Customer.id == bindparam("customer_id"),
-    Customer.account_id == bindparam("account_id"),
-    Customer.is_active == true(),
-)
-
-
 class Checkouts:
     """Checkout screens and sessions (a service: one per gateway)."""
 
@@ -166,31 +144,16 @@ class Checkouts:
 
     async def plan(self, reads: Reads, account_id: int, plan_id: int) -> CheckoutPlan:
         """The active plan ``plan_id`` of the workspace, as a checkout screen shows it."""
-        found = await reads.first(
-            _PLAN, self._checkout_plan, plan_id=plan_id, account_id=account_id
-        )
-        if found is None:
-            raise NotFound(f"Plan {plan_id} not found")
-        return found
-
-    def _checkout_plan(
-        self,
-        plan_id: int,
-        name: str,
-        slug: str,
-        monthly: int,
-        annual: int,
-        trial_days: int,
-        features: list[str],
-        quota: dict[str, int],
-    ) -> CheckoutPlan:
+        plan = await LaunchpadReads(reads, account_id).plan(plan_id)
+        if not plan.is_active:
+            raise plan_not_found(plan_id)
         return CheckoutPlan(
-            PlanRef(plan_id, name, slug),
-            Prices(monthly, annual),
+            PlanRef(plan.id, plan.name, plan.slug),
+            Prices(plan.price_monthly_cents, plan.price_annual_cents),
             self.currency,
-            trial_days,
-            features,
-            quota,
+            plan.trial_days,
+            plan.features,
+            plan.quota,
         )
 
     async def open_session(
@@ -242,14 +205,11 @@ class Checkouts:
             customer = tokens.verify(token, account_id=account_id, product=PRODUCT.name)
         except Unauthorized:
             raise _not_a_customer() from None
-        if not customer.id.isdigit():
-            raise _not_a_customer()
-        found = await self.gateway.database.reads.scalar(
-            _CUSTOMER, customer_id=int(customer.id), account_id=account_id
-        )
+        reads = LaunchpadReads(self.gateway.database.reads, account_id)
+        found = await reads.active_customer(customer.id)
         if found is None:
             raise _not_a_customer()
-        return int(found)
+        return found.id
 
 
 def _not_a_customer() -> Unauthorized:
