@@ -68,6 +68,7 @@ from tollway.optional_bodies import optional_body_operation, optional_json_body
 from tollway.outbox import LeasedColumns, Poller, after_commit, claim_due, renew
 from tollway.params import MAX_ROW_ID, FilterId, Id, ListPage, Page, offset, page_limit
 from tollway.pipeline import Caller, CurrentCaller
+from tollway.profiles import Profile, ProfileError, check_email, check_tax_id, check_text
 from tollway.ratelimit import (
     Algorithm,
     Decision,
@@ -149,6 +150,8 @@ __all__ = [
     "Poller",
     "Principal",
     "Product",
+    "Profile",
+    "ProfileError",
     "PublicOrigin",
     "QueryKey",
     "Quota",
@@ -176,6 +179,9 @@ __all__ = [
     "WebhookSigner",
     "Window",
     "after_commit",
+    "check_email",
+    "check_tax_id",
+    "check_text",
     "claim_due",
     "columns_of",
     "count_of",

@@ -1,8 +1,11 @@
 """Accounts (tenants), their API keys and product subscriptions.
 
 Used by the CLI, the demo bootstrap and the developer product's key endpoints, so the
-rules (unique account names, known products and plans, known scopes and at least one
-unless the key is an admin key, key shown once, prefix in listings) live here once.
+rules (unique account names and emails, known products and plans, known scopes and at
+least one unless the key is an admin key, key shown once, prefix in listings) live here
+once. Product subscriptions are the billing engine's, on the platform's ledger
+(:mod:`tollway.billing.platform`): what the pipeline admits by is what the account
+pays for.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from sqlalchemy import ColumnElement, bindparam, func, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway.auth import KeyAuthenticator
+from tollway.billing.engine import BillingEngine
+from tollway.billing.platform import PLATFORM, TENANT, admitted, latest, terms
+from tollway.billing.records import Subscription
 from tollway.db import Database, Paged, count_of, utcnow
-from tollway.db.models import Account, ApiKey, Subscription
+from tollway.db.models import Account, ApiKey
 from tollway.errors import BadRequest
 from tollway.keys import generate_key, hash_key, key_prefix
+from tollway.profiles import Profile, check_email
 from tollway.registry import Plan, Registry
-
-ACTIVE, CANCELLED = "active", "cancelled"
 
 
 class AccountError(BadRequest):
@@ -54,13 +59,16 @@ class CreatedKey:
 
 @dataclass(frozen=True, slots=True)
 class SubscriptionInfo:
-    """An account's subscription to one product: ``status`` is ``active`` or
-    ``cancelled`` (kept, and made active again by a new subscription)."""
+    """An account's newest subscription to one product: ``status`` is the billing
+    engine's (``trialing``, ``active``, ``past_due``, ``unpaid``, ``canceled``)."""
 
     product: str
     plan: str
     status: str
     created_at: datetime
+    admitted: bool
+    """Whether the account's keys may use the product (see
+    :data:`tollway.billing.platform.ADMITTED`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +79,15 @@ class AccountInfo:
     name: str
     created_at: datetime
     subscriptions: tuple[SubscriptionInfo, ...]
+    email: str | None = None
+    full_name: str = ""
+    company: str = ""
+    tax_id: str | None = None
 
     @property
     def active_plans(self) -> dict[str, str]:
         """``{product: plan}`` of the subscriptions in effect."""
-        return {s.product: s.plan for s in self.subscriptions if s.status == ACTIVE}
+        return {s.product: s.plan for s in self.subscriptions if s.admitted}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,11 +176,13 @@ class Accounts:
         database: Database,
         registry: Registry,
         plans: Mapping[str, Mapping[str, Plan]],
+        billing: BillingEngine,
         authenticator: KeyAuthenticator | None = None,
     ) -> None:
         self._database = database
         self._registry = registry
         self._plans = plans
+        self._billing = billing
         self._authenticator = authenticator
 
     def _forget(self, key_id: int | None = None) -> None:
@@ -178,47 +192,62 @@ class Accounts:
             self._authenticator.forget(key_id)
 
     async def create_account(
-        self, name: str, subscriptions: Mapping[str, str] | None = None
+        self,
+        name: str,
+        subscriptions: Mapping[str, str] | None = None,
+        *,
+        profile: Profile | None = None,
     ) -> int:
         """Create an account subscribed to ``{product: plan}``; returns its id. Names
-        are unique (checked here, not by a database constraint)."""
+        and emails are unique (names checked here, emails by the database too). A new
+        account has no card, so only free plans can be given here."""
         name = name.strip()
         if not name:
             raise AccountError("account name must not be empty")
+        profile = profile or Profile()
         async with self._database.transaction() as session:
             existing = await session.scalar(select(Account.id).where(Account.name == name))
             if existing is not None:
                 raise AccountError(f"an account named {name!r} exists already (id {existing})")
-            account = Account(name=name)
+            if profile.email is not None:
+                await self._require_free_email(session, profile.email)
+            account = Account(
+                name=name,
+                email=profile.email,
+                full_name=profile.full_name,
+                company=profile.company,
+                tax_id=profile.tax_id,
+            )
             session.add(account)
             await session.flush()
             for product, plan in (subscriptions or {}).items():
                 await self._subscribe(session, account.id, product, plan)
             return account.id
 
-    async def subscribe(self, account_id: int, product: str, plan: str) -> None:
-        """Subscribe the account to ``product`` on ``plan``, replacing any earlier plan."""
+    async def subscribe(self, account_id: int, product: str, plan: str) -> Subscription:
+        """Subscribe the account to ``product`` on ``plan``. A first subscription to a
+        paid plan charges its first period to the account's default card now; a change
+        of plan is the billing engine's (an upgrade now, prorated; a downgrade at the
+        period's end: the result's ``pending`` says so)."""
         async with self._database.transaction() as session:
             await self._require_account(session, account_id)
-            await self._subscribe(session, account_id, product, plan)
+            subscription = await self._subscribe(session, account_id, product, plan)
         self._forget()
+        return subscription
 
-    async def unsubscribe(self, account_id: int, product: str) -> None:
-        """Cancel the account's subscription to ``product``; its keys lose the product."""
+    async def unsubscribe(
+        self, account_id: int, product: str, *, at_period_end: bool = False
+    ) -> Subscription:
+        """Cancel the account's subscription to ``product``: now (its keys lose the
+        product at once) or at the end of the period paid for."""
         async with self._database.transaction() as session:
             await self._require_account(session, account_id)
-            result = await session.execute(
-                update(Subscription)
-                .where(
-                    Subscription.account_id == account_id,
-                    Subscription.product == product,
-                    Subscription.status == ACTIVE,
-                )
-                .values(status=CANCELLED)
-            )
-            if not getattr(result, "rowcount", 0):
+            book = self._billing.book(session, PLATFORM, account_id)
+            if await book.subscription(TENANT, product) is None:
                 raise AccountError(f"account {account_id} is not subscribed to {product!r}")
+            subscription = await book.cancel(TENANT, immediately=not at_period_end, line=product)
         self._forget()
+        return subscription
 
     async def list_accounts(self) -> list[AccountInfo]:
         """Every account, oldest first."""
@@ -321,50 +350,54 @@ class Accounts:
     async def _described(self, which: ColumnElement[bool]) -> list[AccountInfo]:
         """The accounts ``which`` selects, oldest first, with their subscriptions."""
         async with self._database.sessions() as session:
-            rows = await session.execute(
-                select(Account, Subscription)
-                .outerjoin(Subscription, Subscription.account_id == Account.id)
-                .where(which)
-                .order_by(Account.id, Subscription.product)
+            accounts = list(
+                await session.scalars(select(Account).where(which).order_by(Account.id))
             )
-            found: dict[int, tuple[Account, list[SubscriptionInfo]]] = {}
-            for account, subscription in rows.tuples():
-                _, subscriptions = found.setdefault(account.id, (account, []))
-                if subscription is not None:
-                    subscriptions.append(
-                        SubscriptionInfo(
-                            subscription.product,
-                            subscription.plan,
-                            subscription.status,
-                            subscription.created_at,
-                        )
-                    )
+            subscriptions = await latest(session, [account.id for account in accounts])
         return [
-            AccountInfo(account.id, account.name, account.created_at, tuple(subscriptions))
-            for account, subscriptions in found.values()
+            AccountInfo(
+                account.id,
+                account.name,
+                account.created_at,
+                tuple(
+                    SubscriptionInfo(
+                        product,
+                        subscription.plan,
+                        subscription.status,
+                        subscription.created_at,
+                        admitted(subscription),
+                    )
+                    for product, subscription in sorted(subscriptions.get(account.id, {}).items())
+                ),
+                account.email,
+                account.full_name,
+                account.company,
+                account.tax_id,
+            )
+            for account in accounts
         ]
 
     async def _require_account(self, session: AsyncSession, account_id: int) -> None:
         if await session.get(Account, account_id) is None:
             raise AccountError(f"no account with id {account_id}")
 
+    async def _require_free_email(self, session: AsyncSession, email: str) -> None:
+        taken = await session.scalar(select(Account.id).where(Account.email == check_email(email)))
+        if taken is not None:
+            raise AccountError(f"an account with the email {email!r} exists already")
+
     async def _subscribe(
         self, session: AsyncSession, account_id: int, product: str, plan: str
-    ) -> None:
+    ) -> Subscription:
         plans = self._plans.get(product)
         if plans is None:
             raise AccountError(f"unknown product {product!r}")
-        if plan not in plans:
+        chosen = plans.get(plan)
+        if chosen is None:
             raise AccountError(
                 f"product {product!r} has no plan {plan!r} (plans: {', '.join(plans)})"
             )
-        existing = await session.scalar(
-            select(Subscription).where(
-                Subscription.account_id == account_id, Subscription.product == product
-            )
-        )
-        if existing is None:
-            session.add(Subscription(account_id=account_id, product=product, plan=plan))
-        else:
-            existing.plan = plan
-            existing.status = ACTIVE
+        book = self._billing.book(session, PLATFORM, account_id)
+        if await book.subscription(TENANT, product) is None:
+            return await book.subscribe(TENANT, terms(product, chosen), line=product)
+        return await book.change(TENANT, terms(product, chosen), line=product)

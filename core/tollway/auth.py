@@ -12,8 +12,9 @@ from typing import Protocol
 
 from sqlalchemy import select, update
 
+from tollway.billing.platform import ADMITTED_PLANS
 from tollway.db import Database, utcnow
-from tollway.db.models import ApiKey, Subscription
+from tollway.db.models import ApiKey
 from tollway.keys import hash_key, is_well_formed
 
 log = logging.getLogger("tollway.auth")
@@ -32,7 +33,8 @@ class Principal:
     expires_at: float | None
     """Epoch seconds after which the key is refused, or ``None``."""
     plans: Mapping[str, str]
-    """Product name -> plan name of the account's active subscriptions."""
+    """Product name -> plan name of the subscriptions the account is admitted by
+    (:data:`tollway.billing.platform.ADMITTED`)."""
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now >= self.expires_at
@@ -142,12 +144,8 @@ class DatabaseKeyAuthenticator:
             )
             if key is None:
                 return None
-            rows = await session.execute(
-                select(Subscription.product, Subscription.plan).where(
-                    Subscription.account_id == key.account_id, Subscription.status == "active"
-                )
-            )
-            plans: dict[str, str] = {row.product: row.plan for row in rows}
+            rows = await session.execute(ADMITTED_PLANS, {"account_id": key.account_id})
+            plans: dict[str, str] = {row.line: row.plan for row in rows}
             now = utcnow()
             if key.last_used_at is None or now - key.last_used_at >= self.LAST_USED_PRECISION:
                 await session.execute(

@@ -65,7 +65,9 @@ class Gateway:
         self.authenticator: KeyAuthenticator = _required(
             hook.tollway_key_authenticator(gateway=self), "key authenticator"
         )
-        self.accounts = Accounts(self.database, self.registry, self.plans, self.authenticator)
+        self.accounts = Accounts(
+            self.database, self.registry, self.plans, self.billing, self.authenticator
+        )
         self.scope_checker: ScopeChecker = _required(
             hook.tollway_scope_checker(gateway=self), "scope checker"
         )

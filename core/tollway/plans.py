@@ -44,6 +44,8 @@ def resolve_plans(registry: Registry, settings: Settings) -> dict[str, dict[str,
                 features=frozenset(_pick(override.features, base.features)),
                 description=_pick(override.description, base.description),
                 limits={**base.limits, **(override.limits or {})},
+                price_cents=_pick(override.price_cents, base.price_cents),
+                interval=_pick(override.interval, base.interval),
             )
     return resolved
 

@@ -64,6 +64,10 @@ class Plan:
     limits: Mapping[str, int] = field(default_factory=dict)
     """Named limits a product enforces itself (e.g. the public QR API's
     ``image_per_minute``); overridable one by one in the config file."""
+    price_cents: int = 0
+    """What the platform bills a tenant per ``interval`` (minor units of the
+    ``billing_currency`` setting); 0 is free and needs no card."""
+    interval: Literal["month", "year"] = "month"
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,9 @@ class PlanOverride(msgspec.Struct, forbid_unknown_fields=True):
     description: str | None = None
     limits: dict[str, int] | None = None
     """Merged into the plan's named limits key by key."""
+    price_cents: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    """What a tenant pays per ``interval``, in the minor unit of ``billing_currency``."""
+    interval: Literal["month", "year"] | None = None
 
 
 JobQueueKind = Literal["auto", "memory", "redis"]
@@ -154,6 +157,16 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Seconds an ``Idempotency-Key`` and its answer are kept, counted from the first
     request; an older key counts as new."""
 
+    billing_currency: Annotated[str, msgspec.Meta(pattern="^[a-z]{3}$")] = "usd"
+    """The currency the platform bills its tenants in (ISO 4217, lowercase); plans'
+    ``price_cents`` are in its minor unit."""
+
+    billing_retry_days: list[Annotated[int, msgspec.Meta(ge=1)]] = msgspec.field(
+        default_factory=lambda: [1, 3, 5]
+    )
+    """Days from one failed renewal charge of a tenant to the next try; after the last,
+    the subscription is ``unpaid`` (the product refused) until the invoice is paid."""
+
     products: dict[str, ProductConfig] = {}
     """Per-product plan overrides and product settings, from the config file only."""
 
@@ -236,7 +249,7 @@ _BOOLEANS = {
 }
 """What a boolean setting accepts in the environment (any case); anything else is an
 error, so ``TOLLWAY_DEMO=flase`` cannot pass for false."""
-_LIST_FIELDS = ("plugins", "trusted_proxies", "webhooks_retry_schedule")
+_LIST_FIELDS = ("plugins", "trusted_proxies", "webhooks_retry_schedule", "billing_retry_days")
 """Fields written comma-separated in the environment."""
 
 

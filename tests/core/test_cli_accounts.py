@@ -35,7 +35,7 @@ def test_accounts_list_show_subscribe_and_unsubscribe(env: dict[str, str]) -> No
     tollway(env, "accounts", "unsubscribe", globex, "code")
     shown = tollway(env, "accounts", "show", globex).stdout.splitlines()
     assert shown[:2] == [f"id\t{globex}", "name\tglobex"]
-    assert shown[3:] == ["subscription\tcode\tfree\tcancelled"]
+    assert shown[3:] == ["subscription\tcode\tfree\tcanceled"]
     assert tollway(env, "accounts", "list").stdout.splitlines()[1].endswith("\t-")
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from notes_plugin import Note, NotesPlugin
-from sqlalchemy import Connection, MetaData, inspect
+from sqlalchemy import Connection, MetaData, inspect, text
 
 from tollway import Gateway
 from tollway.db.migrate import MigrationError, alembic_config
@@ -37,7 +38,7 @@ async def test_migrated_schema_matches_every_plugins_models(
         differences = await connection.run_sync(_differences, combined)
         tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
     assert differences == []
-    assert {"accounts", "api_keys", "subscriptions", "notes", "alembic_version"} <= tables
+    assert {"accounts", "api_keys", "billing_subscriptions", "notes", "alembic_version"} <= tables
 
 
 async def test_each_plugin_has_its_own_migration_branch(gateway_factory: GatewayFactory) -> None:
@@ -78,3 +79,55 @@ async def test_a_missing_plugins_migrations_fail_with_a_clear_message(
             await without_notes.migrate()
     finally:
         await without_notes.database.dispose()
+
+
+def _downgrade(connection: Connection, config: Any, revision: str) -> None:
+    config.attributes["connection"] = connection
+    command.downgrade(config, revision)
+
+
+async def test_subscriptions_move_to_the_platform_ledger_and_back(
+    gateway_factory: GatewayFactory,
+) -> None:
+    """0007: an account's subscriptions, active or cancelled, become the billing
+    engine's (free, monthly from the upgrade); downgrading gives them back."""
+    gateway = await gateway_factory(isolated=True)
+    config = alembic_config(gateway.registry.models)
+    async with gateway.database.engine.begin() as connection:
+        await connection.run_sync(_downgrade, config, "0006_payment_cards")
+        await connection.execute(
+            text(
+                "INSERT INTO accounts (id, name, created_at) VALUES "
+                "(1, 'acme', '2026-01-01 00:00:00')"
+            )
+        )
+        await connection.execute(
+            text(
+                "INSERT INTO subscriptions (account_id, product, plan, status, created_at) VALUES "
+                "(1, 'chat', 'pro', 'active', '2026-01-02 00:00:00'), "
+                "(1, 'code', 'free', 'cancelled', '2026-01-03 00:00:00')"
+            )
+        )
+        await connection.execute(
+            text(
+                "INSERT INTO api_keys (account_id, name, prefix, key_hash, scopes, is_admin, "
+                "created_at) VALUES (1, 'kept', 'tw_kept', 'hash', '[]', false, "
+                "'2026-01-01 00:00:00')"
+            )
+        )
+    await gateway.migrate()
+    listed = await gateway.accounts.account(1)
+    assert [(s.product, s.plan, s.status, s.admitted) for s in listed.subscriptions] == [
+        ("chat", "pro", "active", True),
+        ("code", "free", "canceled", False),
+    ]
+    assert (listed.email, listed.full_name, listed.company) == (None, "", "")
+    [key] = await gateway.accounts.list_keys(1)  # nothing referencing accounts was lost
+    assert key.name == "kept"
+    async with gateway.database.engine.begin() as connection:
+        await connection.run_sync(_downgrade, config, "0006_payment_cards")
+        rows = await connection.execute(
+            text("SELECT product, plan, status FROM subscriptions ORDER BY product")
+        )
+        restored = [tuple(row) for row in rows]
+    assert restored == [("chat", "pro", "active"), ("code", "free", "cancelled")]

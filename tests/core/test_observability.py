@@ -33,6 +33,7 @@ from tollway import (
     load_settings,
 )
 from tollway.app import create_app
+from tollway.billing.engine import RUN_JOB
 from tollway.jobs import InProcessJobQueue, JobFunction
 from tollway.observability.logs import access_log_enabled, configure_logging
 from tollway.observability.metrics import GatewayMetrics
@@ -362,10 +363,19 @@ class _HeldJobs:
         await self.release.wait()
 
 
+class _OwnJobsQueue(InProcessJobQueue):
+    """One job at a time, and only the test's: the billing clock's runs, enqueued
+    whenever its poller ticks, would make the depth a race."""
+
+    async def enqueue(self, name: str, /, **kwargs: Any) -> None:
+        if name != RUN_JOB:
+            await super().enqueue(name, **kwargs)
+
+
 class _OneAtATimeQueue:
     @hookimpl
     def tollway_job_queue(self, gateway: Gateway) -> InProcessJobQueue:
-        return InProcessJobQueue(concurrency=1)
+        return _OwnJobsQueue(concurrency=1)
 
 
 async def test_job_queue_depth_is_read_at_scrape_time(gateway_factory: GatewayFactory) -> None:

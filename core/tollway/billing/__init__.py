@@ -2,6 +2,10 @@
 once for every product that sells (launchpad: a workspace billing its customers;
 account: the platform billing its tenants), and the payment processor hook.
 
+Products reading the engine's rows in bulk (a list endpoint) select from its tables
+(:class:`BillingSubscription`, :class:`BillingInvoice`, :class:`BillingPaymentMethod`)
+with :class:`tollway.Reads`, filtered by ledger, account and customer.
+
 A product registers its :class:`Ledger` with ``gateway.billing.add_ledger`` and works
 through ``gateway.billing.book(session, ledger, account_id)``; see
 :mod:`tollway.billing.engine` for the states and docs/billing.md for the rules.
@@ -10,7 +14,9 @@ through ``gateway.billing.book(session, ledger, account_id)``; see
 from tollway.billing.book import Book
 from tollway.billing.cards import LocalCardProcessor
 from tollway.billing.engine import BillingEngine
+from tollway.billing.models import BillingInvoice, BillingPaymentMethod, BillingSubscription
 from tollway.billing.periods import INTERVALS, Interval, period_end
+from tollway.billing.platform import ADMITTED, ADMITTED_PLANS, PLATFORM, TENANT
 from tollway.billing.processor import (
     Brand,
     CardDetails,
@@ -20,6 +26,7 @@ from tollway.billing.processor import (
     SavedCard,
 )
 from tollway.billing.records import (
+    IN_GOOD_STANDING,
     LIVE,
     ConcurrentChange,
     IllegalTransition,
@@ -34,9 +41,17 @@ from tollway.billing.records import (
 from tollway.billing.wallet import Wallet
 
 __all__ = [
+    "ADMITTED",
+    "ADMITTED_PLANS",
     "INTERVALS",
+    "IN_GOOD_STANDING",
     "LIVE",
+    "PLATFORM",
+    "TENANT",
     "BillingEngine",
+    "BillingInvoice",
+    "BillingPaymentMethod",
+    "BillingSubscription",
     "Book",
     "Brand",
     "CardDetails",

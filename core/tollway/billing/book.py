@@ -17,24 +17,21 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.exc import StaleDataError
 
 from tollway.billing.invoices import mark_paid, open_invoice
-from tollway.billing.methods import default_token, keep_card
+from tollway.billing.methods import default_method, default_token, keep_card
 from tollway.billing.models import (
     BillingInvoice,
     BillingInvoiceSequence,
     BillingPaymentMethod,
     BillingSubscription,
 )
-from tollway.billing.periods import Interval, period_end
-from tollway.billing.processor import CardDetails, CardError, Charge
+from tollway.billing.periods import period_end
+from tollway.billing.processor import CardDetails, CardError, Charge, SavedCard
 from tollway.billing.records import (
-    INVOICE_FAILED,
     INVOICE_PAID,
     LIVE,
     SUBSCRIPTION_CANCELED,
     SUBSCRIPTION_CREATED,
-    SUBSCRIPTION_RENEWED,
     SUBSCRIPTION_UPDATED,
-    Attempt,
     ConcurrentChange,
     IllegalTransition,
     Invoice,
@@ -153,32 +150,34 @@ class Book:
         customer: str,
         terms: Terms,
         *,
-        card: CardDetails,
+        card: CardDetails | None = None,
         line: str = "",
         now: datetime | None = None,
     ) -> Subscription:
-        """Start ``customer``'s subscription paying with ``card``: a trial when
-        ``terms.trial_days`` (the card saved, nothing charged), else the first period
-        charged now. A refused card raises :class:`CardError` and writes nothing.
-        Emits ``subscription.created`` (and ``invoice.paid`` when charged)."""
+        """Start ``customer``'s subscription: a trial when ``terms.trial_days``
+        (nothing charged), else the first period charged now, to ``card`` (saved as
+        the customer's card) or, without one, to the customer's default saved card. A
+        free plan needs no card. A refused card raises :class:`CardError` and writes
+        nothing. Emits ``subscription.created`` (and ``invoice.paid`` when charged)."""
         now = now or utcnow()
         check_terms(terms)
         if await self._live_row(customer, line) is not None:
             raise IllegalTransition("The customer already has a live subscription")
         processor = self.engine.processor
-        saved = await processor.save_card(card)
+        saved = await processor.save_card(card) if card is not None else None
         charge: Charge | None = None
         if terms.trial_days <= 0 and terms.amount_cents > 0:
-            key = "start:" + secrets.token_urlsafe(18)
+            token = saved.token if saved is not None else await self._default_token(customer)
             charge = await processor.charge(
-                saved.token,
+                token,
                 amount_cents=terms.amount_cents,
                 currency=self.ledger.currency,
-                idempotency_key=key,
+                idempotency_key="start:" + secrets.token_urlsafe(18),
                 description=f"{terms.plan_name} ({terms.interval})",
             )
             if not charge.succeeded:
-                await processor.forget_card(saved.token)
+                if saved is not None:
+                    await processor.forget_card(saved.token)
                 raise CardError(
                     charge.failure_message or "Your card was declined.",
                     charge.failure_code or "card_declined",
@@ -191,17 +190,28 @@ class Book:
                 await processor.refund(charge.id)
             raise
 
+    async def _default_token(self, customer: str) -> str:
+        token = await default_token(self.session, self.ledger.name, self.account_id, customer)
+        if token is None:
+            raise CardError("No card is saved to pay for this plan.", "no_payment_method")
+        return token
+
     async def _start(
         self,
         customer: str,
         terms: Terms,
-        saved: Any,
+        saved: SavedCard | None,
         charge: Charge | None,
         line: str,
         now: datetime,
     ) -> Subscription:
-        method = await keep_card(self.session, self.ledger.name, self.account_id, customer, saved)
-        await self._flush()
+        if saved is not None:
+            method: BillingPaymentMethod | None = await keep_card(
+                self.session, self.ledger.name, self.account_id, customer, saved
+            )
+            await self._flush()
+        else:
+            method = await default_method(self.session, self.ledger.name, self.account_id, customer)
         trial_end = now + timedelta(days=terms.trial_days) if terms.trial_days > 0 else None
         anchor = trial_end or now
         row = BillingSubscription(
@@ -215,7 +225,7 @@ class Book:
             amount_cents=terms.amount_cents,
             currency=self.ledger.currency,
             status="trialing" if trial_end else "active",
-            payment_method_id=method.id,
+            payment_method_id=method.id if method is not None else None,
             anchor_at=anchor,
             cycle=0 if trial_end is None else -1,
             trial_end_at=trial_end,
@@ -277,9 +287,10 @@ class Book:
         row = await self._live_row(customer, line)
         if row is None:
             raise IllegalTransition("The customer has no live subscription to change")
-        if row.status == "past_due":
+        if row.status in ("past_due", "unpaid"):
             raise IllegalTransition(
-                "The subscription is past due: its open invoice must be paid before a plan change"
+                f"The subscription is {row.status.replace('_', ' ')}: its open invoice must be "
+                "paid before a plan change"
             )
         same = terms.plan == row.plan and terms.interval == row.interval
         if same and terms.amount_cents == row.amount_cents:
@@ -371,93 +382,6 @@ class Book:
         self._touch(row, when)
         await self._flush()
         await self._emit(SUBSCRIPTION_CANCELED, subscription_data(row))
-
-    def _apply_pending(self, row: BillingSubscription) -> None:
-        """A scheduled change takes over at the period's end; a new interval starts a
-        new anchor there."""
-        terms = msgspec.convert(row.pending, Terms)
-        if terms.interval != row.interval:
-            row.anchor_at = row.current_period_end
-            row.cycle = -1
-        self._set_terms(row, terms)
-        row.pending = None
-
-    async def _renewal_invoice(self, row: BillingSubscription) -> BillingInvoice:
-        """Move the subscription into its next period and open that period's invoice,
-        first try due at once (another worker's doing the same fails at the flush)."""
-        when = row.current_period_end
-        row.cycle += 1
-        row.current_period_start = when
-        row.current_period_end = period_end(row.anchor_at, cast(Interval, row.interval), row.cycle)
-        row.next_action_at = when  # until the invoice is paid or given up on
-        self._touch(row, when)
-        await self.session.flush()
-        invoice = await open_invoice(
-            self.session,
-            row,
-            "cycle",
-            row.current_period_start,
-            row.current_period_end,
-            when,
-            numbering=self.ledger.numbering,
-        )
-        invoice.next_attempt_at = when
-        await self.session.flush()
-        return invoice
-
-    async def _record(self, attempt: Attempt, charge: Charge) -> str | None:
-        """Record an attempt's outcome unless another worker did; what happened."""
-        invoice = await self.session.get(BillingInvoice, attempt.invoice_id)
-        row = await self.session.get(BillingSubscription, attempt.subscription_id)
-        if invoice is None or row is None:
-            return None
-        when = invoice.next_attempt_at or invoice.period_start
-        claimed = await self.session.execute(
-            update(BillingInvoice)
-            .where(
-                BillingInvoice.id == invoice.id,
-                BillingInvoice.status == "open",
-                BillingInvoice.attempts == attempt.number - 1,
-            )
-            .values(attempts=attempt.number)
-        )
-        if claimed.rowcount != 1:  # type: ignore[attr-defined]
-            return None
-        await self.session.refresh(invoice)
-        was = row.status
-        if charge.succeeded:
-            mark_paid(invoice, charge, when)
-            row.status = "active"
-            row.next_action_at = row.current_period_end
-            self._touch(row, when)
-            await self.session.flush()
-            await self._emit(INVOICE_PAID, invoice_data(row, invoice))
-            event = SUBSCRIPTION_UPDATED if was == "trialing" else SUBSCRIPTION_RENEWED
-            await self._emit(event, subscription_data(row))
-            return "paid"
-        invoice.failed_at = when
-        invoice.charge_id = charge.id or None
-        invoice.failure_code = charge.failure_code
-        invoice.failure_message = charge.failure_message
-        retries = self.ledger.retry_days
-        if attempt.number <= len(retries):
-            retry_at = when + timedelta(days=retries[attempt.number - 1])
-            invoice.next_attempt_at = retry_at
-            row.status = "past_due"
-            row.next_action_at = retry_at
-            self._touch(row, when)
-            await self.session.flush()
-            await self._emit(INVOICE_FAILED, invoice_data(row, invoice))
-            if was != "past_due":
-                await self._emit(SUBSCRIPTION_UPDATED, subscription_data(row))
-            return "failed"
-        invoice.status = "uncollectible"
-        invoice.uncollectible_at = when
-        invoice.next_attempt_at = None
-        await self.session.flush()
-        await self._emit(INVOICE_FAILED, invoice_data(row, invoice))
-        await self._end(row, when, void_open=False)
-        return "canceled"
 
     # Helpers --------------------------------------------------------------------------------
 

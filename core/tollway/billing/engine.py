@@ -49,8 +49,10 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from tollway.billing.book import Book, charged_token
 from tollway.billing.models import BillingInvoice, BillingSubscription
+from tollway.billing.platform import platform_ledger
 from tollway.billing.processor import Charge, PaymentProcessor
 from tollway.billing.records import Attempt, ConcurrentChange, Ledger, RunReport, iso
+from tollway.billing.steps import Steps
 from tollway.billing.wallet import Wallet
 from tollway.db.base import utcnow
 from tollway.outbox import Poller
@@ -80,6 +82,7 @@ def _add(report: RunReport, taken: RunReport) -> None:
     report.failed += taken.failed
     report.canceled += taken.canceled
     report.changed += taken.changed
+    report.unpaid += taken.unpaid
 
 
 class BillingEngine:
@@ -88,13 +91,13 @@ class BillingEngine:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self.ledgers: dict[str, Ledger] = {}
+        self.add_ledger(platform_ledger(gateway.settings))
         self._clock = Poller("billing clock", self._enqueue_run, interval=CLOCK_INTERVAL, batch=1)
 
     async def start(self) -> None:
         """Enqueue :data:`RUN_JOB` now and every :data:`CLOCK_INTERVAL` seconds while
-        the gateway runs (nothing when no product bills)."""
-        if self.ledgers:
-            await self._clock.start()
+        the gateway runs (the platform bills its tenants on every deployment)."""
+        await self._clock.start()
 
     async def stop(self) -> None:
         await self._clock.stop()
@@ -129,6 +132,40 @@ class BillingEngine:
         """One account's billing on ``ledger``, in ``session``'s transaction."""
         return Book(self, session, self.ledger(ledger), account_id)
 
+    async def collect(
+        self, ledger: str, account_id: int, customer: str, *, now: datetime | None = None
+    ) -> RunReport:
+        """Try the customer's unpaid invoices (past due or unpaid subscriptions) now,
+        with the default card: what a new card, or a new default, is for. A paid
+        invoice makes its subscription active again; a failure counts as a try."""
+        now = now or utcnow()
+        query = (
+            select(BillingInvoice.subscription_id, BillingInvoice.id, BillingInvoice.attempts)
+            .join(BillingSubscription, BillingSubscription.id == BillingInvoice.subscription_id)
+            .where(
+                BillingInvoice.ledger == self.ledger(ledger).name,
+                BillingInvoice.account_id == account_id,
+                BillingInvoice.customer == customer,
+                BillingInvoice.status == "open",
+                BillingSubscription.status.in_(("past_due", "unpaid")),
+            )
+            .order_by(BillingInvoice.id)
+        )
+        async with self.gateway.database.sessions() as session:
+            unpaid = (await session.execute(query)).all()
+        report = RunReport()
+        for subscription_id, invoice_id, attempts in unpaid:
+            attempt = Attempt(subscription_id, invoice_id, attempts + 1)
+            await self._locked_retry(partial(self._attempt, attempt, report, now))
+        self._moved(report)
+        return report
+
+    def _moved(self, report: RunReport) -> None:
+        """After subscriptions moved: this process's keys are admitted by the new
+        standing at once (other processes' within the key cache's TTL)."""
+        if report != RunReport():
+            self.gateway.authenticator.forget()
+
     # Time-driven work ---------------------------------------------------------------
 
     async def run_due(self, as_of: datetime | None = None, *, batch: int = 100) -> RunReport:
@@ -153,11 +190,13 @@ class BillingEngine:
             async with database.sessions() as session:
                 due = list((await session.scalars(query)).all())
             if not due:
+                self._moved(report)
                 return report
             progressed = False
             for subscription_id in due:
                 progressed |= await self._advance(subscription_id, as_of, report)
             if not progressed:
+                self._moved(report)
                 return report  # what is left is being moved by another worker
 
     async def _advance(self, subscription_id: int, as_of: datetime, report: RunReport) -> bool:
@@ -199,8 +238,12 @@ class BillingEngine:
                 row = await session.get(BillingSubscription, subscription_id)
                 if row is None or row.next_action_at is None or row.next_action_at > as_of:
                     return None
-                book = Book(self, session, self.ledgers[row.ledger], row.account_id)
+                book = Steps(self, session, self.ledgers[row.ledger], row.account_id)
                 open_invoice = await book._unpaid_invoice(row.id)
+                if open_invoice is not None and row.status == "unpaid":
+                    await book._give_up(row, open_invoice)
+                    report.canceled += 1
+                    return True
                 if open_invoice is not None:
                     return Attempt(row.id, open_invoice.id, open_invoice.attempts + 1)
                 if row.cancel_at_period_end:
@@ -210,12 +253,17 @@ class BillingEngine:
                 if row.pending is not None:
                     book._apply_pending(row)
                     report.changed += 1
-                invoice = await book._renewal_invoice(row)
+                invoice = await book._renew(row)
+                if invoice is None:
+                    report.renewed += 1
+                    return True
                 return Attempt(row.id, invoice.id, 1)
         except (StaleDataError, IntegrityError, ConcurrentChange):
             return True
 
-    async def _attempt(self, attempt: Attempt, report: RunReport) -> None:
+    async def _attempt(
+        self, attempt: Attempt, report: RunReport, when: datetime | None = None
+    ) -> None:
         """Charge one attempt of an open invoice and record its outcome once. A charge
         nobody can record (the subscription was canceled meanwhile) is refunded."""
         database = self.gateway.database
@@ -229,8 +277,8 @@ class BillingEngine:
         for _ in range(3):
             try:
                 async with database.transaction() as session:
-                    book = Book(self, session, self.ledgers[row.ledger], row.account_id)
-                    recorded = await book._record(attempt, charge)
+                    book = Steps(self, session, self.ledgers[row.ledger], row.account_id)
+                    recorded = await book._record(attempt, charge, when)
                 break
             except (StaleDataError, ConcurrentChange):
                 continue  # a request moved the subscription meanwhile: record on it anew
@@ -243,6 +291,7 @@ class BillingEngine:
         else:
             report.failed += 1
             report.canceled += recorded == "canceled"
+            report.unpaid += recorded == "unpaid"
 
     async def _settle_unrecorded(self, attempt: Attempt, charge: Charge) -> None:
         """Give back a succeeded charge that no invoice holds: the invoice was voided,

@@ -70,15 +70,22 @@ async def saved_methods(
     return (await session.scalars(query)).all()
 
 
-async def default_token(
+async def default_method(
     session: AsyncSession, ledger: str, account_id: int, customer: str
-) -> str | None:
-    """The processor token of the customer's default card: what renewals charge."""
-    query = select(BillingPaymentMethod.token).where(
+) -> BillingPaymentMethod | None:
+    """The customer's default card, if one is saved."""
+    query = select(BillingPaymentMethod).where(
         BillingPaymentMethod.ledger == ledger,
         BillingPaymentMethod.account_id == account_id,
         BillingPaymentMethod.customer == customer,
         BillingPaymentMethod.is_default.is_(True),
     )
-    token: str | None = await session.scalar(query)
-    return token
+    return (await session.scalars(query)).first()
+
+
+async def default_token(
+    session: AsyncSession, ledger: str, account_id: int, customer: str
+) -> str | None:
+    """The processor token of the customer's default card: what renewals charge."""
+    method = await default_method(session, ledger, account_id, customer)
+    return method.token if method is not None else None

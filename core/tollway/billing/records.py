@@ -14,8 +14,11 @@ from tollway.billing.models import BillingInvoice, BillingPaymentMethod, Billing
 from tollway.billing.periods import Interval
 from tollway.errors import Conflict
 
-Status = Literal["trialing", "active", "past_due", "canceled"]
-LIVE: tuple[Status, ...] = ("trialing", "active", "past_due")
+Status = Literal["trialing", "active", "past_due", "unpaid", "canceled"]
+LIVE: tuple[Status, ...] = ("trialing", "active", "past_due", "unpaid")
+"""Subscriptions that are not over: one of them at most per customer and line."""
+IN_GOOD_STANDING: tuple[Status, ...] = ("trialing", "active", "past_due")
+"""Subscriptions whose service goes on: past due too, while its retries last."""
 
 SUBSCRIPTION_CREATED = "subscription.created"
 SUBSCRIPTION_UPDATED = "subscription.updated"
@@ -41,6 +44,11 @@ class Ledger(msgspec.Struct, frozen=True):
     numbering: Literal["account", "deployment"] = "account"
     """Invoice numbers run per account (a workspace's own series) or across the
     deployment (the platform's series)."""
+    exhausted: Literal["cancel", "unpaid"] = "cancel"
+    """What the last failed retry does: ``cancel`` the subscription (its invoice
+    uncollectible), or leave it ``unpaid`` (service stopped, its invoice open) until
+    the invoice is paid (:meth:`BillingEngine.collect`) or the period ends, which
+    cancels it."""
 
 
 class Terms(msgspec.Struct, frozen=True):
@@ -115,6 +123,8 @@ class RunReport(msgspec.Struct):
     failed: int = 0
     canceled: int = 0
     changed: int = 0
+    unpaid: int = 0
+    """Subscriptions whose last retry failed on a ledger that leaves them unpaid."""
 
 
 class IllegalTransition(Conflict):

@@ -11,6 +11,7 @@ import click
 import msgspec
 
 from tollway.accounts import AccountError
+from tollway.billing.platform import scheduled
 from tollway.cli.billing import billing
 from tollway.cli.running import (
     ProductPlan,
@@ -23,6 +24,7 @@ from tollway.cli.running import (
     run_with_gateway,
 )
 from tollway.gateway import Gateway
+from tollway.profiles import Profile
 
 ACCOUNT_OPTION = click.option(
     "--account", type=int, required=True, metavar="ID", help="the account's id"
@@ -41,11 +43,30 @@ def accounts() -> None:
     "subscriptions",
     multiple=True,
     type=ProductPlan(),
-    help="subscribe it to a product's plan (repeatable; default: no subscription)",
+    help="subscribe it to a product's free plan (repeatable; default: no subscription)",
 )
-def create_account(name: str, subscriptions: tuple[tuple[str, str], ...]) -> None:
-    """Create an account named NAME (names are unique); prints its id."""
-    print(run_with_gateway(lambda g: g.accounts.create_account(name, dict(subscriptions))))
+@click.option("--email", help="the account's email address (unique)")
+@click.option("--full-name", "full_name", help="the account holder's name")
+@click.option("--company", help="the company invoices are made out to")
+@click.option("--tax-id", "tax_id", help="the company's tax id (VAT number...), on invoices")
+def create_account(
+    name: str,
+    subscriptions: tuple[tuple[str, str], ...],
+    email: str | None,
+    full_name: str | None,
+    company: str | None,
+    tax_id: str | None,
+) -> None:
+    """Create an account named NAME (names and emails are unique); prints its id. Paid
+    plans need a saved card: subscribe to them once the account has one."""
+
+    async def create(gateway: Gateway) -> int:
+        profile = Profile(
+            email=email, full_name=full_name or "", company=company or "", tax_id=tax_id
+        )
+        return await gateway.accounts.create_account(name, dict(subscriptions), profile=profile)
+
+    print(run_with_gateway(create))
 
 
 @accounts.command("list")
@@ -71,6 +92,9 @@ def show_account(account_id: int, as_json: bool) -> None:
         print_json(account)
         return
     print(f"id\t{account.id}\nname\t{account.name}\ncreated\t{account.created_at.isoformat()}")
+    for field in ("email", "full_name", "company", "tax_id"):
+        if value := getattr(account, field):
+            print(f"{field}\t{value}")
     for subscription in account.subscriptions:
         print(f"subscription\t{subscription.product}\t{subscription.plan}\t{subscription.status}")
 
@@ -80,19 +104,40 @@ def show_account(account_id: int, as_json: bool) -> None:
 @click.argument("subscription", type=ProductPlan(), metavar="PRODUCT=PLAN")
 def subscribe(account_id: int, subscription: tuple[str, str]) -> None:
     """Subscribe account ID to a product's plan, PRODUCT=PLAN, replacing its current
-    plan of that product."""
+    plan of that product. A paid plan's first period is charged to the account's
+    default card now; moving to a cheaper plan takes effect at the period's end."""
     product, plan = subscription
-    run_with_gateway(lambda g: g.accounts.subscribe(account_id, product, plan))
-    print(f"subscribed account {account_id} to {product} on plan {plan}", file=sys.stderr)
+    done = run_with_gateway(lambda g: g.accounts.subscribe(account_id, product, plan))
+    when = scheduled(done, plan)
+    if when is not None:
+        print(
+            f"account {account_id} moves to plan {plan} of {product} on {when.isoformat()}",
+            file=sys.stderr,
+        )
+    else:
+        print(f"subscribed account {account_id} to {product} on plan {plan}", file=sys.stderr)
 
 
 @accounts.command("unsubscribe")
 @click.argument("account_id", type=int, metavar="ID")
 @click.argument("product")
-def unsubscribe(account_id: int, product: str) -> None:
+@click.option(
+    "--at-period-end",
+    is_flag=True,
+    help="keep the product until the end of the period paid for (default: end it now)",
+)
+def unsubscribe(account_id: int, product: str, at_period_end: bool) -> None:
     """Cancel account ID's subscription to PRODUCT."""
-    run_with_gateway(lambda g: g.accounts.unsubscribe(account_id, product))
-    print(f"unsubscribed account {account_id} from {product}", file=sys.stderr)
+    done = run_with_gateway(
+        lambda g: g.accounts.unsubscribe(account_id, product, at_period_end=at_period_end)
+    )
+    if at_period_end:
+        print(
+            f"account {account_id} keeps {product} until {done.current_period_end.isoformat()}",
+            file=sys.stderr,
+        )
+    else:
+        print(f"unsubscribed account {account_id} from {product}", file=sys.stderr)
 
 
 @click.group()

@@ -14,9 +14,9 @@ import click
 import msgspec
 from sqlalchemy.exc import DBAPIError
 
-from tollway.accounts import AccountError
 from tollway.db import Database
 from tollway.db.migrate import MigrationError
+from tollway.errors import ApiError
 from tollway.gateway import Gateway
 from tollway.registry import RegistrationError
 from tollway.settings import Settings, load_settings
@@ -25,8 +25,10 @@ T = TypeVar("T")
 
 REFUSED, FAILED = 2, 1
 INTERRUPTED, OUTPUT_CLOSED = 128 + signal.SIGINT, 128 + signal.SIGPIPE
-REFUSALS = (AccountError, MigrationError, RegistrationError, ValueError)
-"""What a command refuses to do (exit 2); ``ValueError`` includes bad settings."""
+REFUSALS = (ApiError, MigrationError, RegistrationError, ValueError)
+"""What a command refuses to do (exit 2): every typed refusal the gateway's code makes
+(an :class:`~tollway.accounts.AccountError`, a declined card), and ``ValueError``
+including bad settings."""
 
 
 class Unreachable(Exception):

@@ -1,10 +1,11 @@
-"""The core's tables: accounts (tenants), their API keys and product subscriptions."""
+"""The core's tables: accounts (tenants) and their API keys. Product subscriptions are
+the billing engine's (:mod:`tollway.billing.platform`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from tollway.db.base import UTCDateTime, make_metadata, utcnow
@@ -16,10 +17,16 @@ class CoreBase(DeclarativeBase):
 
 class Account(CoreBase):
     __tablename__ = "accounts"
+    __table_args__ = (Index("uq_accounts_email", "email", unique=True),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
+    email: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    full_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    company: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    tax_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class ApiKey(CoreBase):
@@ -38,18 +45,6 @@ class ApiKey(CoreBase):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
-
-
-class Subscription(CoreBase):
-    __tablename__ = "subscriptions"
-    __table_args__ = (UniqueConstraint("account_id", "product"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
-    product: Mapped[str] = mapped_column(String(64))
-    plan: Mapped[str] = mapped_column(String(64))
-    status: Mapped[str] = mapped_column(String(16), default="active")
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class DeploymentSecret(CoreBase):
