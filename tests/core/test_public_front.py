@@ -1,8 +1,8 @@
 """Plugins use the public front only: every name they import from tollway is exported.
 
 The public front is ``tollway`` itself, ``tollway.testing`` (the pytest plugin),
-``tollway.billing`` (the billing engine) and
-``tollway.cli`` (the command line), each with ``__all__``. Everything else in the
+``tollway.billing`` (the billing engine), ``tollway.billing.hosted`` (the hosted card
+page kit) and ``tollway.cli`` (the command line), each with ``__all__``. Everything else in the
 core may change without notice; a plugin importing it, its tests, its migrations or
 the tutorial plugin in docs/writing-a-plugin.md, fails here, naming file and line.
 """
@@ -18,7 +18,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PUBLIC_MODULES = ("tollway", "tollway.testing", "tollway.cli", "tollway.billing")
+PUBLIC_MODULES = (
+    "tollway",
+    "tollway.testing",
+    "tollway.cli",
+    "tollway.billing",
+    "tollway.billing.hosted",
+)
 
 
 def _public_names() -> dict[str, set[str]]:

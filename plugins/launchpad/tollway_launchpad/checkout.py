@@ -11,19 +11,14 @@ customer who already has a live subscription changes it instead of buying a seco
 be paid until ``expires_at`` (``checkout_session_ttl``) and once.
 
 The success and cancel URLs are where the customer's browser is sent, so they are
-checked here (400), not resolved: absolute ``http``/``https`` URLs of ASCII
-characters with a host name or IPv4 address, no user name or password, at most 2,048
-characters. The page's Content-Security-Policy names the success URL's origin, which
-a policy can only say of such hosts.
+checked here (400) as every hosted card page's are
+(:func:`tollway.billing.hosted.return_url`).
 """
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from datetime import datetime, timedelta
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 import msgspec
 from litestar import Request, get, post
@@ -33,8 +28,6 @@ from litestar.status_codes import HTTP_200_OK
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import (
-    MAX_URL_LENGTH,
-    BadRequest,
     Conflict,
     CurrentCaller,
     Gateway,
@@ -44,8 +37,8 @@ from tollway import (
     Unauthorized,
     utcnow,
 )
+from tollway.billing.hosted import Url, id_hash, new_session_id, return_url
 from tollway_launchpad.checkout_page import PAGE_DEPENDENCIES, PAGE_ROUTES, CheckoutPage
-from tollway_launchpad.checkout_sessions import id_hash, new_session_id
 from tollway_launchpad.models import CheckoutSession
 from tollway_launchpad.product import CHECKOUT, CHECKOUT_WRITE, LEDGER, PLANS_READ, PRODUCT
 from tollway_launchpad.queries import LaunchpadReads, plan_not_found
@@ -62,10 +55,6 @@ __all__ = [
 
 MAX_TOKEN_LENGTH = 4096
 """Far above any token register or login issues."""
-_UNSAFE = re.compile(r"[\x00-\x20\x7f]")
-_HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
-
-Url = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_URL_LENGTH)]
 
 
 class Prices(msgspec.Struct, frozen=True):
@@ -99,37 +88,6 @@ class SessionCreated(msgspec.Struct, frozen=True):
     checkout_url: str
     """The hosted page, ``<gateway's public origin>/checkout/<session id>``."""
     expires_at: datetime
-
-
-def return_url(value: str, field: str) -> str:
-    """``value`` when it is a URL the customer's browser may be sent to; 400 naming
-    ``field`` otherwise."""
-    if _UNSAFE.search(value) or not value.isascii():
-        raise _invalid(field, "must be ASCII without spaces or control characters (%-encode them)")
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018  (a port that is not a number raises here)
-    except ValueError:
-        raise _invalid(field, "is not a valid URL") from None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise _invalid(field, "must be an absolute http:// or https:// URL")
-    if parts.username is not None or parts.password is not None:
-        raise _invalid(field, "must not carry a user name or password")
-    if not (_HOST_NAME.fullmatch(parts.hostname) or _ipv4(parts.hostname)):
-        raise _invalid(field, "must have a host name or an IPv4 address")
-    return value
-
-
-def _ipv4(host: str) -> bool:
-    try:
-        ipaddress.IPv4Address(host)
-    except ValueError:
-        return False
-    return True
-
-
-def _invalid(field: str, why: str) -> BadRequest:
-    return BadRequest(f"Invalid request body: {field} {why}")
 
 
 class Checkouts:

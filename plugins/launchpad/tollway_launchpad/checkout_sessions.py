@@ -1,42 +1,26 @@
 """Checkout sessions as both sides use them: the API making one, the hosted page
 reading and completing it.
 
-A session's id is its URL's last segment and the only credential of its page
-(``secrets.token_urlsafe(32)``: 43 characters, 256 bits); only its SHA-256 is stored,
-so nobody reading the database can pay on a customer's page, and a path that cannot
-be an id is answered without a lookup.
+A session's id is the credential of its page; only its hash is stored
+(:mod:`tollway.billing.hosted`'s sessions).
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-import secrets
 from datetime import datetime
 from typing import Literal, cast
 
 import msgspec
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import Reads
+from tollway.billing.hosted import SESSION_ID, complete_session, id_hash
 from tollway_launchpad.models import CheckoutSession, Customer, Plan
-
-SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")
-"""What :func:`new_session_id` makes (``fullmatch``)."""
 
 State = Literal["open", "paid", "expired", "withdrawn"]
 """Where a session stands: payable, paid, past ``expires_at``, or no longer payable
 because its plan was deactivated or its customer was."""
-
-
-def new_session_id() -> str:
-    return secrets.token_urlsafe(32)
-
-
-def id_hash(session_id: str) -> str:
-    """What the table keeps of a session id."""
-    return hashlib.sha256(session_id.encode()).hexdigest()
 
 
 class OpenSession(msgspec.Struct, frozen=True):
@@ -94,17 +78,6 @@ _SESSION = (
 )
 
 _SESSIONS = cast(Table, CheckoutSession.__table__)
-_COMPLETE = (
-    update(_SESSIONS)
-    .where(
-        _SESSIONS.c.id_hash == bindparam("session_hash"),
-        _SESSIONS.c.completed_at.is_(None),
-    )
-    .values(
-        completed_at=bindparam("now", type_=_SESSIONS.c.completed_at.type),
-        subscription_id=bindparam("subscription", type_=_SESSIONS.c.subscription_id.type),
-    )
-)
 
 
 async def find(reads: Reads, session_id: str) -> OpenSession | None:
@@ -120,8 +93,6 @@ async def complete(
 ) -> bool:
     """Mark the session paid by ``subscription_id`` in ``session``'s transaction;
     ``False`` when it was already (another request paid it first)."""
-    connection = await session.connection()
-    result = await connection.execute(
-        _COMPLETE, {"session_hash": session_hash, "now": now, "subscription": subscription_id}
+    return await complete_session(
+        session, _SESSIONS, session_hash, now, subscription_id=subscription_id
     )
-    return bool(result.rowcount == 1)

@@ -1,34 +1,15 @@
-"""The hosted checkout's HTML: the card form and the pages saying why there is none.
-
-Pages load nothing from anywhere and run no script: one inline style, allowed by its
-hash in the page's Content-Security-Policy (:data:`STYLE_SOURCE`). Everything that
-comes from a workspace or a customer (plan names, features, URLs, the name on the
-card) is escaped; a typed card number or security code is never written back.
+"""The hosted checkout's HTML: the offer above the kit's card form
+(:func:`tollway.billing.hosted.card_form`). Everything a workspace wrote (plan names,
+features, URLs) is escaped.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-STYLE = (
-    "body{font:16px/1.5 system-ui,sans-serif;max-width:30rem;margin:8vh auto;padding:0 1rem;"
-    "color:#1f2328}h1{font-size:1.5rem;margin-bottom:.25rem}.price{font-size:1.25rem;"
-    "margin:0}.trial{color:#1a7f37;margin:0}ul{padding-left:1.25rem}form{display:grid;"
-    "gap:.75rem;margin-top:1.5rem}label{display:grid;gap:.25rem;font-weight:600}"
-    "input{font:inherit;padding:.5rem;border:1px solid #8c959f;border-radius:6px}"
-    "button{font:inherit;font-weight:600;padding:.6rem;border:0;border-radius:6px;"
-    "background:#0969da;color:#fff;cursor:pointer}.error{color:#cf222e;font-weight:600}"
-    ".cancel{display:inline-block;margin-top:1rem}"
-)
-STYLE_SOURCE = f"'sha256-{base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()}'"
-"""The CSP source allowing :data:`STYLE` and no other style."""
-
-SYMBOLS = {"usd": "$", "eur": "€", "gbp": "£", "cad": "CA$", "aud": "A$", "jpy": "¥"}
-"""Currencies written with a symbol; others as ``19.00 CHF``."""
+from tollway.billing.hosted import card_form, price
 
 PAY = "Pay"
 """The form's button, with or without a trial."""
@@ -47,55 +28,22 @@ class Offer:
     cancel_url: str
 
 
-def price(amount_cents: int, currency: str, interval: str) -> str:
-    """``$19.00 / month``: minor units shown with two decimals."""
-    whole, cents = divmod(amount_cents, 100)
-    amount = f"{whole:,}.{cents:02d}"
-    symbol = SYMBOLS.get(currency)
-    shown = f"{symbol}{amount}" if symbol else f"{amount} {currency.upper()}"
-    return f"{shown} / {interval}"
-
-
-def _document(title: str, body: str) -> bytes:
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta name="robots" content="noindex"><title>{escape(title)}</title>'
-        f"<style>{STYLE}</style></head><body>{body}</body></html>"
-    ).encode()
-
-
 def checkout_form(offer: Offer, *, csrf_token: str, error: str | None, name_on_card: str) -> bytes:
-    """The card form posting back to the page's own URL; ``error`` (the processor's
-    message, or what is missing) shown above it."""
+    """The offer (name, price, trial, features) and the card form paying it, with a link
+    back to the session's ``cancel_url``."""
     features = "".join(f"<li>{escape(feature)}</li>" for feature in offer.features)
     trial = f'<p class="trial">{offer.trial_days}-day free trial</p>' if offer.trial_days else ""
-    alert = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
-    body = (
-        f"<main><h1>{escape(offer.plan_name)}</h1>"
+    heading = (
+        f"<h1>{escape(offer.plan_name)}</h1>"
         f'<p class="price">{escape(price(offer.amount_cents, offer.currency, offer.interval))}</p>'
-        f"{trial}{f'<ul>{features}</ul>' if features else ''}{alert}"
-        '<form method="post" autocomplete="on">'
-        f'<input type="hidden" name="csrf_token" value="{escape(csrf_token)}">'
-        '<label for="card-number">Card number</label>'
-        '<input id="card-number" name="card_number" inputmode="numeric" '
-        'autocomplete="cc-number" maxlength="23" required>'
-        '<label for="card-expiry">Expiry (MM/YY)</label>'
-        '<input id="card-expiry" name="expiry" autocomplete="cc-exp" placeholder="MM/YY" '
-        'maxlength="7" required>'
-        '<label for="card-cvc">CVC</label>'
-        '<input id="card-cvc" name="cvc" inputmode="numeric" autocomplete="cc-csc" '
-        'maxlength="4" required>'
-        '<label for="card-name">Name on card</label>'
-        '<input id="card-name" name="name" autocomplete="cc-name" maxlength="200" '
-        f'value="{escape(name_on_card)}">'
-        f'<button type="submit">{PAY}</button></form>'
-        f'<a class="cancel" href="{escape(offer.cancel_url)}">Cancel and go back</a></main>'
+        f"{trial}{f'<ul>{features}</ul>' if features else ''}"
     )
-    return _document(f"Checkout: {offer.plan_name}", body)
-
-
-def message_page(title: str, text: str, link: tuple[str, str] | None = None) -> bytes:
-    """A page saying why there is no form; ``link`` is ``(url, label)`` onward."""
-    onward = f'<p><a href="{escape(link[0])}">{escape(link[1])}</a></p>' if link else ""
-    return _document(title, f"<main><h1>{escape(title)}</h1><p>{escape(text)}</p>{onward}</main>")
+    return card_form(
+        f"Checkout: {offer.plan_name}",
+        heading,
+        button=PAY,
+        back=(offer.cancel_url, "Cancel and go back"),
+        csrf_token=csrf_token,
+        error=error,
+        name_on_card=name_on_card,
+    )

@@ -1,4 +1,4 @@
-"""The checkout page's form as it is posted: read by the page itself, so that every
+"""A hosted card page's form as it is posted: read by the page itself, so that every
 refusal, even of a body that is not a form at all, is one of its HTML pages.
 
 Litestar documents a request body only when it parses one; :class:`PaymentOperation`
@@ -16,7 +16,7 @@ import msgspec
 from litestar import Request
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 
-from tollway.billing import CardDetails
+from tollway.billing.processor import CardDetails
 
 MEDIA_TYPE = "application/x-www-form-urlencoded"
 MAX_FORM = 4096
@@ -28,7 +28,7 @@ NAME_TOO_LONG = "The name on the card can be at most 200 characters."
 
 
 class PaymentForm(msgspec.Struct, kw_only=True):
-    """What the page's form posts."""
+    """What a card page's form posts."""
 
     csrf_token: str
     """The hidden field: the form's token for the browser's nonce cookie."""
@@ -47,10 +47,11 @@ class Unreadable(Exception):
         self.status = status
 
 
-async def read_form(request: Request[Any, Any, Any], content_type: str) -> dict[str, str]:
+async def read_form(request: Request[Any, Any, Any]) -> dict[str, str]:
     """The URL-encoded form's fields (the first value of each); :class:`Unreadable`
     for another media type (415), over :data:`MAX_FORM` (413), or text that is not
-    URL-encoded UTF-8 or has over :data:`MAX_FIELDS` fields (400)."""
+    URL-encoded ASCII or has over :data:`MAX_FIELDS` fields (400)."""
+    content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != MEDIA_TYPE:
         raise Unreadable(415)
     body = b""
@@ -65,8 +66,13 @@ async def read_form(request: Request[Any, Any, Any], content_type: str) -> dict[
     return {name: values[0] for name, values in fields.items()}
 
 
+def name_on_card(fields: dict[str, str]) -> str:
+    """The name typed, as the form shows it again (at most 200 characters)."""
+    return fields.get("name", "").strip()[:200]
+
+
 def card(fields: dict[str, str]) -> CardDetails | str:
-    """The card the form describes, or what to ask the customer for."""
+    """The card the form describes, or what to ask the visitor for."""
     try:
         form = msgspec.convert(fields, PaymentForm)
     except msgspec.ValidationError as error:
@@ -102,7 +108,8 @@ def _request_body(form: type[msgspec.Struct]) -> RequestBody:
 
 
 class PaymentOperation(Operation):
-    """The paying route's OpenAPI operation, with :class:`PaymentForm` as its body."""
+    """A card page's posting route's OpenAPI operation, with :class:`PaymentForm` as
+    its body."""
 
     def __init__(self, **parts: Any) -> None:
         super().__init__(**{**parts, "request_body": _request_body(PaymentForm)})
