@@ -27,6 +27,7 @@ from tollway.admission import (
 from tollway.app import create_app
 from tollway.auth import DatabaseKeyAuthenticator, KeyAuthenticator, Principal
 from tollway.bodies import decode_json_body
+from tollway.conditional import etag_matches
 from tollway.db import (
     AnySelect,
     Database,
@@ -189,6 +190,7 @@ __all__ = [
     "decode_json_body",
     "deployment_secret",
     "escape_like",
+    "etag_matches",
     "hash_password",
     "hookimpl",
     "load_settings",

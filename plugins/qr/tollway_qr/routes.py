@@ -13,20 +13,13 @@ from litestar import Request, Response, post, route
 from litestar.di import NamedDependency
 from litestar.params import FromQuery, JSONBody, QueryParameter
 
+from tollway import etag_matches
 from tollway_qr import admission
 from tollway_qr.schemas import QrJsonRequest, QrJsonResponse, QrMeta
 from tollway_qr.service import QrService
 from tollway_render import HEX_COLOR_PATTERN, Ecc, QrFormat, QrRequest, data_url
 
 IMAGE_CACHE_CONTROL = "public, max-age=3600"
-
-
-def _matches(if_none_match: str | None, etag: str) -> bool:
-    """RFC 9110 If-None-Match: a list of (possibly weak) tags, or ``*``."""
-    if not if_none_match:
-        return False
-    tags = [tag.strip().removeprefix("W/") for tag in if_none_match.split(",")]
-    return "*" in tags or etag in tags
 
 
 @route(
@@ -54,7 +47,7 @@ def qr_image(
     qr = QrRequest(content, format, size, ecc, margin, dark, light)
     key, etag = service.identify(qr)
     headers = {"ETag": etag, "Cache-Control": IMAGE_CACHE_CONTROL}
-    if _matches(request.headers.get("if-none-match"), etag):
+    if etag_matches(request.headers.get("if-none-match"), etag):
         return Response(b"", status_code=304, headers=headers)
     image = service.render(qr, key)
     if request.method == "HEAD":
