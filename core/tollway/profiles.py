@@ -41,13 +41,12 @@ class Profile:
 
 
 def check_email(email: str) -> str:
-    """The address trimmed, its domain lowercased; :class:`ProfileError` unless it
-    has the shape ``local@domain.tld``."""
+    """The address trimmed and lowercased (so two accounts cannot hold one address in
+    two spellings); :class:`ProfileError` unless it has the shape ``local@domain.tld``."""
     email = email.strip()
     if len(email) > MAX_EMAIL or not EMAIL.fullmatch(email):
         raise ProfileError(f"email must be an address like name@example.com, not {email!r}")
-    local, _, domain = email.rpartition("@")
-    return f"{local}@{domain.lower()}"
+    return email.lower()
 
 
 def check_text(field: str, value: str) -> str:

@@ -8,6 +8,7 @@ Time moves with ``run_due(as_of=...)``: every step happens at its own due time.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,7 +17,8 @@ from sqlalchemy import select
 from widget_plugin import WidgetsPlugin
 
 from tollway import Gateway
-from tollway.billing import PLATFORM, TENANT, CardDetails, CardError, Subscription
+from tollway.billing import PLATFORM, TENANT, CardDetails, CardError, Subscription, refunds
+from tollway.billing.card_records import ProcessorCard
 from tollway.billing.models import BillingInvoice
 from tollway.testing import GatewayFactory, gateway_client
 
@@ -73,11 +75,11 @@ async def status_of(gateway: Gateway, key: str) -> int:
 async def test_a_free_plan_renews_without_an_invoice(gateway_factory: GatewayFactory) -> None:
     gateway, account, key = await tenant(gateway_factory)
     started = await widgets(gateway, account)
-    report = await gateway.billing.run_due(started.current_period_end + DAY * 40)
+    await gateway.billing.run_due(started.current_period_end + DAY * 40)
     renewed = await widgets(gateway, account)
     assert (started.amount_cents, started.status) == (0, "active")
-    assert report.renewed == 2  # two month ends passed
-    assert renewed.current_period_start > started.current_period_end
+    assert renewed.current_period_start > started.current_period_end  # two periods on
+    assert renewed.current_period_end > started.current_period_end + DAY * 40
     assert await invoices(gateway) == []
     assert await status_of(gateway, key) == 200
 
@@ -165,3 +167,22 @@ async def test_canceling_at_the_period_end_keeps_the_product_until_then(
     assert [(s.status, s.admitted) for s in listed.subscriptions] == [("canceled", False)]
     assert await status_of(gateway, key) == 403
     assert datetime.now(UTC) < kept.current_period_end
+
+
+async def test_a_card_saved_for_a_transaction_that_rolls_back_is_forgotten(
+    gateway_factory: GatewayFactory,
+) -> None:
+    gateway, account, _ = await tenant(gateway_factory)
+
+    async def save_then_fail() -> None:
+        async with gateway.database.transaction() as session:
+            wallet = gateway.billing.wallet(session, PLATFORM, account)
+            await wallet.add(TENANT, GOOD, default=True)
+            raise RuntimeError("something failed after the card was saved")
+
+    with pytest.raises(RuntimeError, match="after the card"):
+        await save_then_fail()
+    await asyncio.gather(*refunds._pending)  # the processor is told in the background
+    async with gateway.database.sessions() as session:
+        cards = list(await session.scalars(select(ProcessorCard)))
+    assert [card.forgotten_at is not None for card in cards] == [True]

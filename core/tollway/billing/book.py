@@ -47,7 +47,7 @@ from tollway.billing.records import (
     subscription_data,
     subscription_record,
 )
-from tollway.billing.refunds import refund_on_rollback
+from tollway.billing.refunds import forget_on_rollback, refund_on_rollback
 from tollway.db.base import utcnow
 
 if TYPE_CHECKING:
@@ -210,6 +210,7 @@ class Book:
                 self.session, self.ledger.name, self.account_id, customer, saved
             )
             await self._flush()
+            forget_on_rollback(self.session, self.engine.processor, saved.token)
         else:
             method = await default_method(self.session, self.ledger.name, self.account_id, customer)
         trial_end = now + timedelta(days=terms.trial_days) if terms.trial_days > 0 else None

@@ -255,8 +255,7 @@ class BillingEngine:
                     report.changed += 1
                 invoice = await book._renew(row)
                 if invoice is None:
-                    report.renewed += 1
-                    return True
+                    return True  # a free period rolls over: nothing to report
                 return Attempt(row.id, invoice.id, 1)
         except (StaleDataError, IntegrityError, ConcurrentChange):
             return True

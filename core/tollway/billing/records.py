@@ -117,7 +117,9 @@ class Invoice(msgspec.Struct, frozen=True):
 
 
 class RunReport(msgspec.Struct):
-    """What one :meth:`BillingEngine.run_due` did."""
+    """What one :meth:`BillingEngine.run_due` did: renewals paid, tries failed,
+    subscriptions ended, scheduled changes applied, subscriptions left unpaid (a free
+    period rolling over is none of these)."""
 
     renewed: int = 0
     failed: int = 0

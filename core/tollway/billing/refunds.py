@@ -1,11 +1,13 @@
 """The processor follows the transactions it served: a charge made for a transaction
-that then rolls back is given back; a card removed in a transaction that commits is
-forgotten."""
+that then rolls back is given back, and so is a card saved for one (forgotten); a card
+removed in a transaction that commits is forgotten."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,15 +32,32 @@ def refund_on_rollback(session: AsyncSession, processor: PaymentProcessor, charg
 @event.listens_for(Session, "after_commit")
 def _kept(session: Session) -> None:
     session.info.pop(_REFUNDS, None)
+    session.info.pop(_UNSAVE, None)
 
 
 @event.listens_for(Session, "after_rollback")
 def _give_back(session: Session) -> None:
     for processor, charge_id in session.info.pop(_REFUNDS, ()):
         log.warning("refunding charge %s: its transaction rolled back", charge_id)
-        task = asyncio.get_running_loop().create_task(processor.refund(charge_id))
-        _pending.add(task)
-        task.add_done_callback(_pending.discard)
+        _spawn(processor.refund(charge_id))
+    for processor, token in session.info.pop(_UNSAVE, ()):
+        _spawn(processor.forget_card(token))
+
+
+def _spawn(work: Coroutine[Any, Any, None]) -> None:
+    task = asyncio.get_running_loop().create_task(work)
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
+
+
+_UNSAVE = "tollway.billing.unsave"
+
+
+def forget_on_rollback(session: AsyncSession, processor: PaymentProcessor, token: str) -> None:
+    """A card saved for ``session``'s transaction is forgotten if that transaction rolls
+    back: the processor keeps no card nobody refers to."""
+    saved: list[tuple[PaymentProcessor, str]] = session.info.setdefault(_UNSAVE, [])
+    saved.append((processor, token))
 
 
 _FORGET = "tollway.billing.forget"
@@ -54,9 +73,7 @@ def forget_after_commit(session: AsyncSession, processor: PaymentProcessor, toke
 @event.listens_for(Session, "after_commit")
 def _forget(session: Session) -> None:
     for processor, token in session.info.pop(_FORGET, ()):
-        task = asyncio.get_running_loop().create_task(processor.forget_card(token))
-        _pending.add(task)
-        task.add_done_callback(_pending.discard)
+        _spawn(processor.forget_card(token))
 
 
 @event.listens_for(Session, "after_rollback")

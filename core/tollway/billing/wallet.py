@@ -14,7 +14,7 @@ from tollway.billing.methods import clear_default, keep_card, saved_methods
 from tollway.billing.models import BillingPaymentMethod, BillingSubscription
 from tollway.billing.processor import CardDetails
 from tollway.billing.records import LIVE, Ledger, PaymentMethod, method_record
-from tollway.billing.refunds import forget_after_commit
+from tollway.billing.refunds import forget_after_commit, forget_on_rollback
 from tollway.errors import Conflict, NotFound
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class Wallet:
         except BaseException:
             await self.engine.processor.forget_card(saved.token)
             raise
+        forget_on_rollback(self.session, self.engine.processor, saved.token)
         return method_record(method)
 
     async def set_default(self, customer: str, method_id: int) -> PaymentMethod:

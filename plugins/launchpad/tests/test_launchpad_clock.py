@@ -168,6 +168,7 @@ async def test_a_failed_renewal_goes_through_dunning_to_cancellation(
             "failed": 1,
             "canceled": 0,
             "changed": 0,
+            "unpaid": 0,
         }
         status = await shop.status(customer)
         assert (status["active"], status["status"]) == (True, "past_due")

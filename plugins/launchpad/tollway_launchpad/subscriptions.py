@@ -161,7 +161,7 @@ class Subscriptions:
         ends = canceled.canceled_at if canceled.status == "canceled" else None
         return schemas.Cancellation(
             subscription_id=canceled.id,
-            status=canceled.status,
+            status="canceled" if canceled.status == "canceled" else _live_status(canceled),
             cancel_at_period_end=canceled.cancel_at_period_end,
             canceled_at=canceled.canceled_at,
             current_period_end=canceled.current_period_end,
@@ -205,4 +205,6 @@ def _live_status(subscription: Subscription) -> schemas.LiveStatus:
     """The status of a subscription the engine answered as live."""
     status = subscription.status
     assert status != "canceled", f"subscription {subscription.id} is not live"
+    # launchpad's ledger cancels after the last failed retry: never ``unpaid``.
+    assert status != "unpaid", f"subscription {subscription.id} is unpaid"
     return status
