@@ -1,0 +1,1 @@
+"""tollway product plugin: the account and billing API at /v1/account."""
