@@ -20,6 +20,7 @@ from tollway import Gateway
 from tollway.billing import PLATFORM, TENANT, CardDetails, CardError, Subscription, refunds
 from tollway.billing.card_records import ProcessorCard
 from tollway.billing.models import BillingInvoice
+from tollway.cli.serving import bootstrap_demo
 from tollway.testing import GatewayFactory, gateway_client
 
 GOOD = CardDetails("4242 4242 4242 4242", 12, 2034, "123")
@@ -186,3 +187,15 @@ async def test_a_card_saved_for_a_transaction_that_rolls_back_is_forgotten(
     async with gateway.database.sessions() as session:
         cards = list(await session.scalars(select(ProcessorCard)))
     assert [card.forgotten_at is not None for card in cards] == [True]
+
+
+async def test_the_demo_account_gets_the_richest_free_plans(
+    gateway_factory: GatewayFactory,
+) -> None:
+    gateway = await gateway_factory(
+        plugins=[], extra_plugins=[("widgets", WidgetsPlugin())], products=PRICED
+    )
+    key = await bootstrap_demo(gateway)  # an account without a card: big is not free
+    [demo] = await gateway.accounts.list_accounts()
+    assert key is not None
+    assert demo.active_plans == {"widgets": "tiny"}

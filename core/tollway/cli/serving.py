@@ -32,14 +32,15 @@ SERVERS: tuple[Server, ...] = get_args(Server)
 
 
 async def bootstrap_demo(gateway: Gateway) -> str | None:
-    """On an empty database: a demo account on every product's richest plan and an
-    admin key with every scope. Returns that key, or ``None`` if data exists."""
+    """On an empty database: a demo account on every product's richest free plan (it
+    has no card to pay for a priced one) and an admin key with every scope. Returns
+    that key, or ``None`` if data exists."""
     if await gateway.accounts.count():
         return None
     subscriptions = {
-        product: max(plans.values(), key=lambda plan: plan.rank).name
+        product: max(free, key=lambda plan: plan.rank).name
         for product, plans in gateway.plans.items()
-        if plans
+        if (free := [plan for plan in plans.values() if plan.price_cents == 0])
     }
     account = await gateway.accounts.create_account("demo", subscriptions)
     created = await gateway.accounts.create_key(account, name="demo", all_scopes=True, admin=True)
