@@ -17,13 +17,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from litestar import Request
 
-from tollway import UnsupportedMediaType
+from tollway import UnsupportedMediaType, etag_matches
 from tollway.admission.access import bearer_token
 from tollway.bodies import MAX_MESSAGE, is_json_media_type, refuse_other_media_types
 from tollway.net import ClientAddress, PublicOrigin
 from tollway.state import request_id
 from tollway_chat.routes import MAX_ROW_ID, _last_event_id
-from tollway_qr.routes import _matches
 
 TRUSTED = ["10.0.0.0/8", "fd00::/8"]
 
@@ -105,7 +104,7 @@ def test_public_origin(peer: str, protos: list[bytes], hosts: list[bytes]) -> No
 def test_if_none_match(value: bytes) -> None:
     # Litestar reads header values as Latin-1.
     text = value.decode("latin-1")
-    assert _matches(text, '"abc"') == (
+    assert etag_matches(text, '"abc"') == (
         "*" in [tag.strip() for tag in text.split(",")]
         or '"abc"' in [tag.strip().removeprefix("W/") for tag in text.split(",")]
     )

@@ -19,8 +19,9 @@ The modules, by concern: :mod:`~tollway.testing.backends` (databases, Redis and
 :mod:`~tollway.testing.products` (testing one product), :mod:`~tollway.testing.events`
 (subscribing to events and reading what was emitted), :mod:`~tollway.testing.processes`
 (``tollway serve`` and ``tollway worker`` as processes), :mod:`~tollway.testing.servers`
-(Redis, PostgreSQL and webhook receivers a test owns), :mod:`~tollway.testing.browsers`
-(Debian's Chromium for page tests).
+(Redis, PostgreSQL, webhook receivers and web sites a test owns),
+:mod:`~tollway.testing.browsers` (Debian's Chromium for page tests),
+:mod:`~tollway.testing.hosted_pages` (hosted card pages as a browser uses them).
 """
 
 import pytest
@@ -33,14 +34,26 @@ from tollway.testing.backends import (
     GatewayFactory,
     backend,
     create_postgres_database,
+    database_dump,
     drop_postgres_database,
     gateway_factory,
     redis_unreachable,
     unavailable,
 )
-from tollway.testing.browsers import CHROMIUM, chromium_launch_options
+from tollway.testing.browsers import CHROMIUM, chromium, chromium_launch_options
 from tollway.testing.clients import RawAnswer, Tenant, gateway_client, raw_request, tenant
 from tollway.testing.events import emitted, subscribe
+from tollway.testing.hosted_pages import (
+    DECLINED_CARD,
+    GOOD_CARD,
+    CardPageInBrowser,
+    HostedPageClient,
+    RenderedPage,
+    assert_card_form,
+    example_session_id,
+    form_token,
+    open_card_page,
+)
 from tollway.testing.processes import (
     GatewayProcess,
     WorkerProcess,
@@ -59,6 +72,7 @@ from tollway.testing.products import (
 from tollway.testing.servers import (
     PostgresServer,
     RedisServer,
+    WebSite,
     own_postgres,
     own_redis,
     webhook_certificate,
@@ -69,30 +83,42 @@ from tollway.webhooks.testing import Reply, WebhookTestReceiver
 __all__ = [
     "BACKENDS",
     "CHROMIUM",
+    "DECLINED_CARD",
+    "GOOD_CARD",
     "POSTGRES_URL",
     "REDIS_URL",
     "Backend",
+    "CardPageInBrowser",
     "GatewayFactory",
     "GatewayProcess",
+    "HostedPageClient",
     "KeylessProductClient",
     "PostgresServer",
     "ProductClient",
     "ProductClientFactory",
     "RawAnswer",
     "RedisServer",
+    "RenderedPage",
     "Reply",
     "Tenant",
+    "WebSite",
     "WebhookTestReceiver",
     "WorkerProcess",
+    "assert_card_form",
     "backend",
+    "chromium",
     "chromium_launch_options",
     "create_postgres_database",
+    "database_dump",
     "deployment_settings",
     "drop_postgres_database",
     "emitted",
+    "example_session_id",
+    "form_token",
     "free_port",
     "gateway_client",
     "gateway_factory",
+    "open_card_page",
     "open_product_client",
     "own_postgres",
     "own_redis",

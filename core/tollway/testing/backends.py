@@ -12,10 +12,11 @@ import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import MetaData, select, text
 
 from tollway.gateway import Gateway
 from tollway.settings import load_settings
@@ -119,6 +120,26 @@ async def backend(
 
 GatewayFactory = Callable[..., Awaitable[Gateway]]
 """The type of the ``gateway_factory`` fixture."""
+
+
+async def database_dump(gateway: Gateway) -> str:
+    """Everything the gateway's database holds, for asserting what is never stored (a
+    card's number): the SQLite file and its write-ahead log as bytes (what freed pages
+    still hold included), or every row of every table on PostgreSQL."""
+    if gateway.database.is_sqlite:
+        path = Path(gateway.settings.database_url.split("///", 1)[1])
+        files = [path, path.with_name(f"{path.name}-wal")]
+        return "".join(file.read_bytes().decode("latin-1") for file in files if file.exists())
+    metadata = MetaData()
+    async with gateway.database.transaction() as session:
+        connection = await session.connection()
+        await connection.run_sync(metadata.reflect)
+        rows = [
+            repr(row)
+            for table in metadata.sorted_tables
+            for row in (await session.execute(select(table))).all()
+        ]
+    return "\n".join(rows)
 
 
 async def _clear(gateway: Gateway) -> None:

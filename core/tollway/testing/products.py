@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 import httpx
 import pytest
@@ -97,9 +97,25 @@ class ProductClient:
 @dataclass(frozen=True)
 class KeylessProductClient:
     """A :class:`ProductClient` for tests that send keys themselves: ``client`` sends
-    none. Product test helpers subclass it with the calls their tests repeat."""
+    none. Product test helpers subclass it with the calls their tests repeat, and open
+    it with :meth:`open`."""
 
     product_client: ProductClient
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, product_client: ProductClientFactory, product: str, **options: Any
+    ) -> AsyncIterator[Self]:
+        """``product_client(product, **options)`` as this class."""
+        async with product_client(product, **options) as opened:
+            yield cls(opened)
+
+    async def call(
+        self, method: str, path: str, *, expect: int = 200, by: Tenant | None = None, **request: Any
+    ) -> Any:
+        """:meth:`ProductClient.call`: ``by``'s key (the owner's by default)."""
+        return await self.product_client.call(method, path, expect=expect, by=by, **request)
 
     @property
     def gateway(self) -> Gateway:

@@ -1,5 +1,5 @@
-"""Servers a test owns and may stop, start or break: Redis, a PostgreSQL cluster and
-an HTTPS webhook receiver, never the shared ones."""
+"""Servers a test owns and may stop, start or break: Redis, a PostgreSQL cluster, an
+HTTPS webhook receiver and a tenant's web site, never the shared ones."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +112,39 @@ class PostgresServer:
         """``fast`` drops connections like a restart does; ``immediate`` like a crash."""
         data = self.directory / "data"
         self._run(str(self.bin_dir / "pg_ctl"), "-D", str(data), "-m", mode, "-w", "stop")
+
+
+class WebSite:
+    """A tenant's own web site, where a page of the gateway sends a browser on: a real
+    HTTP server on 127.0.0.1 answering each path of ``pages`` (the query aside) with a
+    page titled (``<title>``, ``<h1>``) with its value, 404 elsewhere. Use it as a
+    context manager."""
+
+    def __init__(self, pages: Mapping[str, str]) -> None:
+        class Pages(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                title = pages.get(self.path.split("?")[0])
+                body = f"<!doctype html><title>{title}</title><h1>{title}</h1>".encode()
+                self.send_response(200 if title else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+        self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    def __enter__(self) -> WebSite:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
 
 
 @pytest.fixture

@@ -70,11 +70,6 @@ class AccountClient(KeylessProductClient):
 
     clock: KeyCacheClock = field(default_factory=KeyCacheClock)
 
-    async def call(
-        self, method: str, path: str, *, expect: int = 200, by: Tenant | None = None, **request: Any
-    ) -> Any:
-        return await self.product_client.call(method, path, expect=expect, by=by, **request)
-
     async def save_card(
         self, card: CardDetails = GOOD_CARD, *, by: Tenant | None = None, default: bool = True
     ) -> PaymentMethod:

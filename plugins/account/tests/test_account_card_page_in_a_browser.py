@@ -7,103 +7,48 @@ card was saved."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
 from account_cards_client import saved_cards
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, expect
 
 from tollway import Gateway
 from tollway.testing import (
+    CardPageInBrowser,
     GatewayFactory,
     GatewayProcess,
-    chromium_launch_options,
+    WebSite,
     deployment_settings,
+    open_card_page,
 )
 from tollway_account.product import PRODUCT
 
 pytestmark = pytest.mark.slow
 
 PLUGINS = [PRODUCT.name]
-APP_PAGES = {"/settings/billing": "Billing settings"}
-
-
-class App:
-    """The tenant's own web app: a real HTTP server with the page the card page
-    returns to (``/settings/billing``)."""
-
-    def __init__(self) -> None:
-        class Pages(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                title = APP_PAGES.get(self.path.split("?")[0])
-                body = f"<!doctype html><title>{title}</title><h1>{title}</h1>".encode()
-                self.send_response(200 if title else 404)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-        self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    def __enter__(self) -> App:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
 
 
 @pytest.fixture(scope="module")
-def app() -> Iterator[App]:
-    with App() as running:
+def app() -> Iterator[WebSite]:
+    """The tenant's own web app, with the page the card page returns to."""
+    with WebSite({"/settings/billing": "Billing settings"}) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    options = chromium_launch_options()
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(**options)
-        yield launched
-        await launched.close()
 
 
 @dataclass
 class CardPage:
-    """A gateway process, the tenant's API client on it and the page its browser opened."""
+    """A gateway process, and the page the tenant's browser opened on it."""
 
     gateway: Gateway
     """The test's own gateway on the server's database (to read the saved cards)."""
     account_id: int
     server: GatewayProcess
-    setup_url: str
-    page: Page
-    visited: list[str]
-    """Every URL the page requested."""
-
-    async def fill_card(self, number: str) -> None:
-        await self.page.get_by_label("Card number").fill(number)
-        await self.page.get_by_label("Expiry (MM/YY)").fill("12/34")
-        await self.page.get_by_label("CVC").fill("123")
-        await self.page.get_by_label("Name on card").fill("Ada Lovelace")
-
-    async def save(self) -> int:
-        """Click "Save card"; the status of the form's answer."""
-        async with self.page.expect_response(lambda r: r.request.method == "POST") as posted:
-            await self.page.get_by_role("button", name="Save card").click()
-        return (await posted.value).status
+    tab: CardPageInBrowser
 
     async def cards(self) -> list[tuple[str, str, bool]]:
         """``(brand, last4, is_default)`` of the account's saved cards."""
@@ -127,48 +72,35 @@ async def card_page(
             started = await api.post(f"{PRODUCT.prefix}/payment-methods/setup", json=setup)
             assert started.status_code == 201, started.text
         setup_url = started.json()["setup_url"]
-        page = await browser.new_page()
-        visited: list[str] = []
-        page.on("request", lambda request: visited.append(request.url))
-        try:
-            await page.goto(setup_url)
-            yield CardPage(gateway, account_id, server, setup_url, page, visited)
-        finally:
-            await page.close()
+        async with open_card_page(browser, setup_url, button="Save card") as tab:
+            yield CardPage(gateway, account_id, server, tab)
 
 
 async def test_a_tenant_saves_a_card_and_returns_to_the_app(
-    gateway_factory: GatewayFactory, app: App, browser: Browser
+    gateway_factory: GatewayFactory, app: WebSite, chromium: Browser
 ) -> None:
     back = f"{app.url}/settings/billing?saved=1"
-    async with card_page(gateway_factory, browser, return_url=back) as saving:
-        page = saving.page
+    async with card_page(gateway_factory, chromium, return_url=back) as saving:
+        tab, page = saving.tab, saving.tab.page
         await expect(page.get_by_role("heading", name="Save a card")).to_be_visible()
         await expect(page.get_by_text("becomes the default card")).to_be_visible()
-        await saving.fill_card("4242 4242 4242 4242")
-        assert await saving.save() == 303
+        await tab.fill_card("4242 4242 4242 4242")
+        assert await tab.submit() == 303
         await page.wait_for_url(back)
         await expect(page.get_by_role("heading", name="Billing settings")).to_be_visible()
         assert await saving.cards() == [("visa", "4242", True)]
-        origins = {url.split("/")[2] for url in saving.visited}
-        assert origins == {saving.server.url.split("/")[2], app.url.split("/")[2]}
+        assert tab.hosts == {saving.server.url.split("/")[2], app.url.split("/")[2]}
 
 
 async def test_a_declined_card_saves_nothing_and_another_card_is_saved(
-    gateway_factory: GatewayFactory, browser: Browser
+    gateway_factory: GatewayFactory, chromium: Browser
 ) -> None:
-    async with card_page(gateway_factory, browser) as saving:
-        page = saving.page
-        await saving.fill_card("4000 0000 0000 0002")
-        assert await saving.save() == 422
-        await expect(page.get_by_role("alert")).to_have_text("Your card was declined.")
-        assert page.url == saving.setup_url
-        assert await page.get_by_label("Card number").input_value() == ""
-        assert await page.get_by_label("Name on card").input_value() == "Ada Lovelace"
-        assert "4000" not in await page.content()
+    async with card_page(gateway_factory, chromium) as saving:
+        tab, page = saving.tab, saving.tab.page
+        await tab.submit_declined()
         assert await saving.cards() == []
-        await saving.fill_card("5555 5555 5555 4444")
-        assert await saving.save() == 200
+        await tab.fill_card("5555 5555 5555 4444")
+        assert await tab.submit() == 200
         await expect(page.get_by_role("heading", name="Card saved")).to_be_visible()
         await expect(page.get_by_text("Your Mastercard ending in 4444")).to_be_visible()
         assert "5555 5555" not in await page.content()

@@ -10,14 +10,14 @@ example id. Its forms carry no valid token, so no card is ever saved.
 from __future__ import annotations
 
 import pytest
-import yaml
+from account_cards_client import open_cards
 from sqlalchemy import update
 
 from tollway import Gateway, create_app
 from tollway.billing.hosted import id_hash
-from tollway.testing import GatewayFactory, gateway_client
+from tollway.testing import ProductClientFactory, example_session_id
 from tollway_account.models import CardSession
-from tollway_account.product import CARDS, PRODUCT
+from tollway_account.product import CARDS
 from tollway_harness import find_contracts_dir, run_contract
 
 pytestmark = pytest.mark.contract
@@ -27,30 +27,15 @@ UNLIMITED = {"plans": {"anonymous": {"limits": {"cards_per_minute": 10**9}}}}
 tested in test_account_card_page.py."""
 
 
-def _example_session_id() -> str:
-    contract = yaml.safe_load((find_contracts_dir() / CARDS.contract).read_text())
-    [parameter] = contract["paths"]["/account/cards/{session_id}"]["parameters"]
-    example: str = parameter["example"]
-    return example
-
-
-async def test_the_card_page_satisfies_its_contract(gateway_factory: GatewayFactory) -> None:
-    setup = await gateway_factory(plugins=[PRODUCT.name], products={CARDS.name: UNLIMITED})
-    account = await setup.accounts.create_account("contract", {PRODUCT.name: "standard"})
-    key = await setup.accounts.create_key(account, name="contract", all_scopes=True)
-    async with gateway_client(setup) as client:
-        client.headers["Authorization"] = f"Bearer {key.key}"
-        started = await client.post(
-            f"{PRODUCT.prefix}/payment-methods/setup",
-            json={"return_url": "https://app.example/settings/billing"},
-        )
-        assert started.status_code == 201, started.text
-    async with setup.database.transaction() as transaction:
-        await transaction.execute(
-            update(CardSession).values(id_hash=id_hash(_example_session_id()))
-        )
+async def test_the_card_page_satisfies_its_contract(product_client: ProductClientFactory) -> None:
+    async with open_cards(product_client, products={CARDS.name: UNLIMITED}) as cards:
+        await cards.page_path(return_url="https://app.example/settings/billing")
+        contract = find_contracts_dir() / CARDS.contract
+        example = example_session_id(contract, "/account/cards/{session_id}")
+        async with cards.gateway.database.transaction() as transaction:
+            await transaction.execute(update(CardSession).values(id_hash=id_hash(example)))
     # schemathesis drives the app on its own event loop: a gateway of its own.
-    app = create_app(Gateway(setup.settings))
+    app = create_app(Gateway(cards.gateway.settings))
     assert CARDS.contract == "account-cards.yaml"
     report = run_contract(CARDS.name, app=app, contracts_dir=find_contracts_dir())
     # A form over 4,096 bytes is refused 413 before it is read, whatever it holds: a

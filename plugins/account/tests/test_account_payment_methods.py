@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from account_cards_client import database_dump
 from account_client import GOOD_CARD, AccountClient, account_client
 
 from tollway.billing import CardDetails
-from tollway.testing import ProductClientFactory, Tenant
+from tollway.testing import ProductClientFactory, Tenant, database_dump
 from tollway_account.product import BILLING_READ
 
 MASTERCARD = CardDetails("5555555555554444", 1, 2031, "321")

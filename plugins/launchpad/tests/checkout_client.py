@@ -1,25 +1,18 @@
 """The hosted checkout's test client: a gateway serving launchpad in-process, a plan, a
-customer and their checkout session, and the page as a browser uses it (its nonce
-cookie sent back, the form's hidden token filled in)."""
+customer and their checkout session, and the page as a browser uses it (the kit's
+:class:`~tollway.testing.HostedPageClient`)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from html import unescape
 from typing import Any
 
-import httpx
-
 from tollway.billing import Subscription
-from tollway.testing import KeylessProductClient, ProductClientFactory, Tenant
+from tollway.testing import HostedPageClient, ProductClientFactory, Tenant
 from tollway_launchpad.models import Customer, Plan
-from tollway_launchpad.product import LEDGER, PRODUCT
+from tollway_launchpad.product import CHECKOUT, LEDGER, PRODUCT
 
-GOOD_CARD = "4242 4242 4242 4242"
-DECLINED_CARD = "4000 0000 0000 0002"
 SUCCESS_URL = "https://shop.example/welcome?plan=pro"
 CANCEL_URL = "https://shop.example/pricing"
 PRO = {
@@ -30,28 +23,15 @@ PRO = {
     "features": ["Unlimited projects", "Priority support"],
     "quota": {"users": 10, "storage_gb": 100},
 }
-CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]*)"')
-NONCE_COOKIE = re.compile(r"checkout_csrf=([A-Za-z0-9_-]+)")
 
 
 @dataclass(frozen=True)
-class Page:
-    """A rendered checkout page: what a browser keeps of it to post the form."""
-
-    response: httpx.Response
-    nonce: str
-    token: str
-
-
-@dataclass(frozen=True)
-class CheckoutClient(KeylessProductClient):
+class CheckoutClient(HostedPageClient):
     """Accounts ``owner`` (acme) and ``other`` (globex) with keys holding every
     launchpad scope; ``client`` sends no key (the page's visitors)."""
 
-    async def call(
-        self, method: str, path: str, *, expect: int = 200, by: Tenant | None = None, **request: Any
-    ) -> Any:
-        return await self.product_client.call(method, path, expect=expect, by=by, **request)
+    nonce_cookie = "checkout_csrf"
+    pages = CHECKOUT.prefix
 
     async def plan(self, by: Tenant | None = None, **fields: Any) -> dict[str, Any]:
         """A plan of ``by``'s workspace (the owner's): :data:`PRO` with ``fields``,
@@ -99,66 +79,11 @@ class CheckoutClient(KeylessProductClient):
         made = await self.plan(**plan)
         registered = await self.customer(f"{made['slug']}@example.com")
         created = await self.open_session(made["id"], registered["token"])
-        return _path(created["checkout_url"]), registered["customer"]["id"]
-
-    async def show(self, path: str, **request: Any) -> httpx.Response:
-        self.client.cookies.clear()  # each request says which cookie it sends
-        return await self.client.get(path, **request)
-
-    async def render(self, path: str) -> Page:
-        """The page's form, as a browser receives it (200 asserted)."""
-        response = await self.show(path)
-        assert response.status_code == 200, response.text
-        return Page(response, _nonce(response), _token(response.text))
-
-    async def submit(
-        self,
-        path: str,
-        page: Page | None,
-        card: str = GOOD_CARD,
-        *,
-        fields: Mapping[str, str | None] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> httpx.Response:
-        """The form of ``page`` posted as a browser posts it (its cookie, its token,
-        ``Sec-Fetch-Site: same-origin``); ``page=None`` posts with neither. ``fields``
-        change the form's fields; ``None`` leaves one out."""
-        form = {"card_number": card, "expiry": "12/34", "cvc": "123", "name": "Ada Lovelace"}
-        sent = {"Sec-Fetch-Site": "same-origin"}
-        if page is not None:
-            form["csrf_token"] = page.token
-            sent["Cookie"] = f"checkout_csrf={page.nonce}"
-        self.client.cookies.clear()
-        posted = {
-            name: value for name, value in {**form, **(fields or {})}.items() if value is not None
-        }
-        return await self.client.post(path, data=posted, headers={**sent, **(headers or {})})
+        return self.path_of(created["checkout_url"]), registered["customer"]["id"]
 
 
-def _path(checkout_url: str) -> str:
-    assert checkout_url.startswith("http://testserver/checkout/"), checkout_url
-    return checkout_url.removeprefix("http://testserver")
-
-
-def _nonce(response: httpx.Response) -> str:
-    found = NONCE_COOKIE.search(response.headers["set-cookie"])
-    assert found is not None, response.headers["set-cookie"]
-    return found.group(1)
-
-
-def _token(page: str) -> str:
-    found = CSRF_FIELD.search(page)
-    assert found is not None, page
-    return unescape(found.group(1))
-
-
-@asynccontextmanager
-async def open_checkout(
-    product_client: ProductClientFactory,
-    *,
-    settings: Mapping[str, Any] | None = None,
-    **options: Any,
-) -> AsyncIterator[CheckoutClient]:
-    """``product_client("launchpad", settings=..., **options)`` as a :class:`CheckoutClient`."""
-    async with product_client(PRODUCT.name, settings=settings, **options) as opened:
-        yield CheckoutClient(opened)
+def open_checkout(
+    product_client: ProductClientFactory, **options: Any
+) -> AbstractAsyncContextManager[CheckoutClient]:
+    """``product_client("launchpad", **options)`` as a :class:`CheckoutClient`."""
+    return CheckoutClient.open(product_client, PRODUCT.name, **options)

@@ -4,8 +4,7 @@ paid checkout makes them)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -37,11 +36,6 @@ PRO = {
 class LaunchpadClient(KeylessProductClient):
     """Accounts ``owner`` (acme) and ``other`` (globex) with keys holding every
     launchpad scope; ``client`` sends no key unless a request does."""
-
-    async def call(
-        self, method: str, path: str, *, expect: int = 200, by: Tenant | None = None, **request: Any
-    ) -> Any:
-        return await self.product_client.call(method, path, expect=expect, by=by, **request)
 
     async def plan(self, by: Tenant | None = None, **fields: Any) -> dict[str, Any]:
         """A new plan: :data:`PRO` with ``fields`` over it."""
@@ -85,13 +79,8 @@ class LaunchpadClient(KeylessProductClient):
             )
 
 
-@asynccontextmanager
-async def open_launchpad(
-    product_client: ProductClientFactory,
-    *,
-    settings: Mapping[str, Any] | None = None,
-    **options: Any,
-) -> AsyncIterator[LaunchpadClient]:
-    """``product_client("launchpad", settings=..., **options)`` as a :class:`LaunchpadClient`."""
-    async with product_client(PRODUCT.name, settings=settings, **options) as opened:
-        yield LaunchpadClient(opened)
+def open_launchpad(
+    product_client: ProductClientFactory, **options: Any
+) -> AbstractAsyncContextManager[LaunchpadClient]:
+    """``product_client("launchpad", **options)`` as a :class:`LaunchpadClient`."""
+    return LaunchpadClient.open(product_client, PRODUCT.name, **options)

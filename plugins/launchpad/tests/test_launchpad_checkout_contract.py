@@ -10,15 +10,15 @@ contract's example id. Its forms carry no valid token, so nothing is ever paid.
 from __future__ import annotations
 
 import pytest
-import yaml
+from checkout_client import open_checkout
 from sqlalchemy import update
 
 from tollway import Gateway, create_app
-from tollway.testing import GatewayFactory, gateway_client
+from tollway.testing import ProductClientFactory, example_session_id
 from tollway_harness import check_contract, find_contracts_dir
 from tollway_launchpad.checkout_sessions import id_hash
 from tollway_launchpad.models import CheckoutSession
-from tollway_launchpad.product import CHECKOUT, PRODUCT
+from tollway_launchpad.product import CHECKOUT
 
 pytestmark = pytest.mark.contract
 
@@ -27,49 +27,17 @@ UNLIMITED = {"plans": {"anonymous": {"limits": {"checkout_per_minute": 10**9}}}}
 tested in test_launchpad_checkout_page.py."""
 
 
-def _example_session_id() -> str:
-    contract = yaml.safe_load((find_contracts_dir() / "launchpad-checkout.yaml").read_text())
-    [parameter] = contract["paths"]["/checkout/{session_id}"]["parameters"]
-    example: str = parameter["example"]
-    return example
-
-
-async def test_the_checkout_page_satisfies_its_contract(gateway_factory: GatewayFactory) -> None:
-    setup = await gateway_factory(plugins=[PRODUCT.name], products={CHECKOUT.name: UNLIMITED})
-    account = await setup.accounts.create_account("contract", {PRODUCT.name: "business"})
-    key = await setup.accounts.create_key(account, name="contract", all_scopes=True)
-    async with gateway_client(setup) as client:
-        client.headers["Authorization"] = f"Bearer {key.key}"
-        plan = await client.post(
-            f"{PRODUCT.prefix}/plans",
-            json={
-                "name": "Pro",
-                "slug": "pro",
-                "price_monthly_cents": 1900,
-                "price_annual_cents": 0,
-            },
-        )
-        assert plan.status_code == 201, plan.text
-        customer = await client.post(
-            f"{PRODUCT.prefix}/customers/register",
-            json={"email": "ada@example.com", "password": "correct horse battery"},
-        )
-        assert customer.status_code == 201, customer.text
-        session = await client.post(
-            f"{PRODUCT.prefix}/checkout/{plan.json()['id']}/session",
-            json={
-                "customer_token": customer.json()["token"],
-                "success_url": "https://shop.example/welcome",
-                "cancel_url": "https://shop.example/pricing",
-            },
-        )
-        assert session.status_code == 200, session.text
-    async with setup.database.transaction() as transaction:
-        await transaction.execute(
-            update(CheckoutSession).values(id_hash=id_hash(_example_session_id()))
-        )
+async def test_the_checkout_page_satisfies_its_contract(
+    product_client: ProductClientFactory,
+) -> None:
+    async with open_checkout(product_client, products={CHECKOUT.name: UNLIMITED}) as checkout:
+        await checkout.session_url()
+        contract = find_contracts_dir() / "launchpad-checkout.yaml"
+        example = example_session_id(contract, "/checkout/{session_id}")
+        async with checkout.gateway.database.transaction() as transaction:
+            await transaction.execute(update(CheckoutSession).values(id_hash=id_hash(example)))
     # schemathesis drives the app on its own event loop: a gateway of its own.
-    app = create_app(Gateway(setup.settings))
+    app = create_app(Gateway(checkout.gateway.settings))
     assert CHECKOUT.contract == "launchpad-checkout.yaml"
     report = check_contract("launchpad-checkout", app=app, contracts_dir=find_contracts_dir())
     statuses = {label: set(stats.statuses) for label, stats in report.operations.items()}

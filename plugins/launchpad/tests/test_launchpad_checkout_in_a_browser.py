@@ -8,94 +8,52 @@ and the page can then be paid with another; the cancel link leads back to the sh
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, expect
 
 from tollway import Gateway
 from tollway.testing import (
+    CardPageInBrowser,
     GatewayFactory,
     GatewayProcess,
     WebhookTestReceiver,
-    chromium_launch_options,
+    WebSite,
     deployment_settings,
     emitted,
+    open_card_page,
 )
 
 pytestmark = pytest.mark.slow
 
 PLUGINS = ["launchpad", "developer"]
 PRO = {"name": "Pro", "slug": "pro", "price_monthly_cents": 1900, "price_annual_cents": 19000}
-SHOP_PAGES = {"/welcome": "Welcome to Pro", "/pricing": "Our pricing"}
-
-
-class Shop:
-    """The workspace's own site: a real HTTP server with the pages a checkout returns
-    to (``/welcome``, ``/pricing``)."""
-
-    def __init__(self) -> None:
-        class Pages(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                title = SHOP_PAGES.get(self.path.split("?")[0])
-                body = f"<!doctype html><title>{title}</title><h1>{title}</h1>".encode()
-                self.send_response(200 if title else 404)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-        self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
-
-    def __enter__(self) -> Shop:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
 
 
 @pytest.fixture(scope="module")
-def shop() -> Iterator[Shop]:
-    with Shop() as running:
+def shop() -> Iterator[WebSite]:
+    """The workspace's own site, with the pages a checkout returns to."""
+    with WebSite({"/welcome": "Welcome to Pro", "/pricing": "Our pricing"}) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    options = chromium_launch_options()
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(**options)
-        yield launched
-        await launched.close()
 
 
 @dataclass
 class Checkout:
-    """A gateway process, the shop's API client on it, a customer and their session."""
+    """A gateway process, the shop's API client on it, a customer and their session's
+    page, open in the customer's browser."""
 
     gateway: Gateway
     """The test's own gateway on the server's database (to read the outbox)."""
     api: httpx.AsyncClient
     server: GatewayProcess
     customer_id: int
-    checkout_url: str
-    page: Page
-    visited: list[str]
-    """Every URL the page requested."""
+    tab: CardPageInBrowser
 
     async def subscription(self) -> dict[str, Any]:
         response = await self.api.get(f"/v1/launchpad/subscriptions/{self.customer_id}")
@@ -103,26 +61,13 @@ class Checkout:
         status: dict[str, Any] = response.json()
         return status
 
-    async def fill_card(self, number: str) -> None:
-        page = self.page
-        await page.get_by_label("Card number").fill(number)
-        await page.get_by_label("Expiry (MM/YY)").fill("12/34")
-        await page.get_by_label("CVC").fill("123")
-        await page.get_by_label("Name on card").fill("Ada Lovelace")
-
-    async def pay(self) -> int:
-        """Click "Pay"; the status of the form's answer."""
-        async with self.page.expect_response(lambda r: r.request.method == "POST") as posted:
-            await self.page.get_by_role("button", name="Pay").click()
-        return (await posted.value).status
-
 
 @asynccontextmanager
 async def checkout(
     gateway_factory: GatewayFactory,
     receiver: WebhookTestReceiver,
     certificate: tuple[Path, Path],
-    shop: Shop,
+    shop: WebSite,
     browser: Browser,
 ) -> AsyncIterator[Checkout]:
     """``tollway serve`` on this backend's database; the shop's backend subscribes its
@@ -144,26 +89,12 @@ async def checkout(
             base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=30
         ) as api:
             session = await _shop_backend(api, receiver, shop)
-            page = await browser.new_page()
-            visited: list[str] = []
-            page.on("request", lambda request: visited.append(request.url))
-            try:
-                await page.goto(session["checkout_url"])
-                yield Checkout(
-                    gateway,
-                    api,
-                    server,
-                    session["customer_id"],
-                    session["checkout_url"],
-                    page,
-                    visited,
-                )
-            finally:
-                await page.close()
+            async with open_card_page(browser, session["checkout_url"], button="Pay") as tab:
+                yield Checkout(gateway, api, server, session["customer_id"], tab)
 
 
 async def _shop_backend(
-    api: httpx.AsyncClient, receiver: WebhookTestReceiver, shop: Shop
+    api: httpx.AsyncClient, receiver: WebhookTestReceiver, shop: WebSite
 ) -> dict[str, Any]:
     """What the shop's server does before sending its customer to the checkout."""
     endpoint = await api.post(
@@ -206,17 +137,17 @@ async def test_a_customer_pays_and_the_subscription_is_active(
     gateway_factory: GatewayFactory,
     webhook_receiver: WebhookTestReceiver,
     webhook_certificate: tuple[Path, Path],
-    shop: Shop,
-    browser: Browser,
+    shop: WebSite,
+    chromium: Browser,
 ) -> None:
     async with checkout(
-        gateway_factory, webhook_receiver, webhook_certificate, shop, browser
+        gateway_factory, webhook_receiver, webhook_certificate, shop, chromium
     ) as bought:
-        page = bought.page
+        tab, page = bought.tab, bought.tab.page
         await expect(page.get_by_role("heading", name="Pro")).to_be_visible()
         await expect(page.get_by_text("$19.00 / month")).to_be_visible()
-        await bought.fill_card("4242 4242 4242 4242")
-        assert await bought.pay() == 303
+        await tab.fill_card("4242 4242 4242 4242")
+        assert await tab.submit() == 303
         await page.wait_for_url(f"{shop.url}/welcome?plan=pro")
         await expect(page.get_by_role("heading", name="Welcome to Pro")).to_be_visible()
         [delivery] = await _delivered(webhook_receiver, 1)
@@ -230,32 +161,25 @@ async def test_a_customer_pays_and_the_subscription_is_active(
         )
         assert delivery["data"]["subscription_id"] == status["subscription_id"]
         assert (delivery["data"]["plan"], delivery["data"]["status"]) == ("pro", "active")
-        origins = {url.split("/")[2] for url in bought.visited}
-        assert origins == {bought.server.url.split("/")[2], shop.url.split("/")[2]}
+        assert tab.hosts == {bought.server.url.split("/")[2], shop.url.split("/")[2]}
 
 
 async def test_a_declined_card_activates_nothing_and_another_card_pays(
     gateway_factory: GatewayFactory,
     webhook_receiver: WebhookTestReceiver,
     webhook_certificate: tuple[Path, Path],
-    shop: Shop,
-    browser: Browser,
+    shop: WebSite,
+    chromium: Browser,
 ) -> None:
     async with checkout(
-        gateway_factory, webhook_receiver, webhook_certificate, shop, browser
+        gateway_factory, webhook_receiver, webhook_certificate, shop, chromium
     ) as bought:
-        page = bought.page
-        await bought.fill_card("4000 0000 0000 0002")
-        assert await bought.pay() == 422
-        await expect(page.get_by_role("alert")).to_have_text("Your card was declined.")
-        assert page.url == bought.checkout_url
-        assert await page.get_by_label("Card number").input_value() == ""
-        assert await page.get_by_label("Name on card").input_value() == "Ada Lovelace"
-        assert "4000" not in await page.content()
+        tab, page = bought.tab, bought.tab.page
+        await tab.submit_declined()
         assert (await bought.subscription())["active"] is False
         assert await emitted(bought.gateway) == []  # no event recorded, so none to deliver
-        await bought.fill_card("4242 4242 4242 4242")
-        assert await bought.pay() == 303
+        await tab.fill_card("4242 4242 4242 4242")
+        assert await tab.submit() == 303
         await page.wait_for_url(f"{shop.url}/welcome?plan=pro")
         [delivery] = await _delivered(webhook_receiver, 1)
         assert delivery["event"] == "subscription.created"
@@ -268,13 +192,14 @@ async def test_the_cancel_link_goes_back_to_the_shop(
     gateway_factory: GatewayFactory,
     webhook_receiver: WebhookTestReceiver,
     webhook_certificate: tuple[Path, Path],
-    shop: Shop,
-    browser: Browser,
+    shop: WebSite,
+    chromium: Browser,
 ) -> None:
     async with checkout(
-        gateway_factory, webhook_receiver, webhook_certificate, shop, browser
+        gateway_factory, webhook_receiver, webhook_certificate, shop, chromium
     ) as bought:
-        await bought.page.get_by_role("link", name="Cancel and go back").click()
-        await bought.page.wait_for_url(f"{shop.url}/pricing")
-        await expect(bought.page.get_by_role("heading", name="Our pricing")).to_be_visible()
+        page = bought.tab.page
+        await page.get_by_role("link", name="Cancel and go back").click()
+        await page.wait_for_url(f"{shop.url}/pricing")
+        await expect(page.get_by_role("heading", name="Our pricing")).to_be_visible()
         assert (await bought.subscription())["active"] is False
