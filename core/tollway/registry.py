@@ -131,6 +131,9 @@ class Registry:
     jobs: list[Job] = field(default_factory=list)
     settings: dict[str, SettingsType] = field(default_factory=dict)
     hosts: dict[str, str] = field(default_factory=dict)
+    visitor_plans: dict[str, set[str]] = field(default_factory=dict)
+    """By product, the plans routes give requests without a key (``Access(anonymous=
+    ...)``): counted per client address, never an account's subscription."""
     """Host name (lower case) -> the prefix its requests are served under."""
     owners: dict[str, str] = field(default_factory=dict)
     """``"product:code"`` / ``"table:accounts"`` / ... -> registering plugin."""
@@ -210,8 +213,12 @@ class Registry:
                 )
             if access.scope is not None and access.scope not in self.scopes:
                 raise RegistrationError(f"{where}: scope {access.scope!r} is not registered")
-            if access.anonymous is not None and access.anonymous not in self.plans[product]:
-                raise RegistrationError(f"{where}: anonymous plan {access.anonymous!r} is unknown")
+            if access.anonymous is not None:
+                if access.anonymous not in self.plans[product]:
+                    raise RegistrationError(
+                        f"{where}: anonymous plan {access.anonymous!r} is unknown"
+                    )
+                self.visitor_plans.setdefault(product, set()).add(access.anonymous)
             if problems := access.problems(descriptor):
                 raise RegistrationError(f"{where}: {'; '.join(problems)}")
         for name in dependencies or {}:

@@ -199,3 +199,12 @@ async def test_the_demo_account_gets_the_richest_free_plans(
     [demo] = await gateway.accounts.list_accounts()
     assert key is not None
     assert demo.active_plans == {"widgets": "tiny"}
+
+
+async def test_the_demo_account_skips_plans_that_admit_no_key(
+    gateway_factory: GatewayFactory,
+) -> None:
+    gateway = await gateway_factory(plugins=["account", "qr"])
+    await bootstrap_demo(gateway)
+    [demo] = await gateway.accounts.list_accounts()
+    assert demo.active_plans == {"account": "standard", "qr": "pro"}

@@ -33,14 +33,22 @@ SERVERS: tuple[Server, ...] = get_args(Server)
 
 async def bootstrap_demo(gateway: Gateway) -> str | None:
     """On an empty database: a demo account on every product's richest free plan (it
-    has no card to pay for a priced one) and an admin key with every scope. Returns
-    that key, or ``None`` if data exists."""
+    has no card to pay for a priced one; a keyless page's visitors' plan, which admits
+    no key, is none) and an admin key with every scope. Returns that key, or ``None``
+    if data exists."""
     if await gateway.accounts.count():
         return None
+    visitors = gateway.registry.visitor_plans
     subscriptions = {
         product: max(free, key=lambda plan: plan.rank).name
         for product, plans in gateway.plans.items()
-        if (free := [plan for plan in plans.values() if plan.price_cents == 0])
+        if (
+            free := [
+                plan
+                for plan in plans.values()
+                if plan.price_cents == 0 and plan.name not in visitors.get(product, ())
+            ]
+        )
     }
     account = await gateway.accounts.create_account("demo", subscriptions)
     created = await gateway.accounts.create_key(account, name="demo", all_scopes=True, admin=True)
