@@ -23,6 +23,7 @@ from tollway.admission import (
     Window,
     hash_password,
     verify_password,
+    visitor_access,
 )
 from tollway.app import create_app
 from tollway.auth import DatabaseKeyAuthenticator, KeyAuthenticator, Principal
@@ -203,4 +204,5 @@ __all__ = [
     "utcnow",
     "verify_password",
     "verify_signature",
+    "visitor_access",
 ]

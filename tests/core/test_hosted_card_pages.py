@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tollway import PublicOrigin, utcnow
+from tollway import PublicOrigin, utcnow, visitor_access
 from tollway.billing import CardDetails
 from tollway.billing.hosted import (
     FormGuard,
@@ -19,7 +19,6 @@ from tollway.billing.hosted import (
     form_action,
     price,
     return_url,
-    visitor_access,
 )
 from tollway.testing import GatewayFactory
 
@@ -136,7 +135,9 @@ def test_the_form_describes_a_card_or_what_is_missing(
 
 
 def test_visitors_are_counted_per_address_in_a_minute_window() -> None:
-    access = visitor_access("anonymous", "cards_per_minute", counter="cards", what="card page")
+    access = visitor_access(
+        "anonymous", "cards_per_minute", counter="cards", what="card page requests"
+    )
     assert (access.key, access.anonymous) == (None, "anonymous")
     assert (access.window.limit, access.window.seconds, access.window.counter) == (
         "cards_per_minute",

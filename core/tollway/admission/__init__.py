@@ -19,6 +19,7 @@ from tollway.admission.customers import (
     hash_password,
     verify_password,
 )
+from tollway.admission.visitors import visitor_access
 
 __all__ = [
     "BEARER",
@@ -35,4 +36,5 @@ __all__ = [
     "Window",
     "hash_password",
     "verify_password",
+    "visitor_access",
 ]

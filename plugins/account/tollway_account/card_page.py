@@ -23,7 +23,7 @@ from typing import Any
 
 from litestar.response.base import ASGIResponse
 
-from tollway import Conflict, Gateway, utcnow
+from tollway import Conflict, Gateway, utcnow, visitor_access
 from tollway.billing import TENANT, CardDetails, PaymentMethod
 from tollway.billing.hosted import (
     DEPENDENCY,
@@ -33,7 +33,6 @@ from tollway.billing.hosted import (
     message_page,
     page,
     redirect,
-    visitor_access,
 )
 from tollway_account import card_sessions
 from tollway_account.card_sessions import OpenCardSession
@@ -157,7 +156,7 @@ def _saved(method: PaymentMethod) -> bytes:
     )
 
 
-ACCESS = visitor_access(ANONYMOUS, "cards_per_minute", counter="cards", what="card page")
+ACCESS = visitor_access(ANONYMOUS, "cards_per_minute", counter="cards", what="card page requests")
 CARD_PAGE_ROUTES = card_page_routes(ACCESS)
 CARD_PAGE_DEPENDENCIES: dict[str, Any] = {DEPENDENCY: CardPage}
 CARD_PAGE_SERVICES: tuple[type[Any], ...] = (CardPage,)

@@ -34,9 +34,9 @@ from tollway import (
     PublicOrigin,
     deployment_secret,
     etag_matches,
+    visitor_access,
 )
 from tollway.billing import BillingInvoice
-from tollway.billing.hosted import visitor_access
 from tollway_account.invoice_pdf import InvoiceDocument, InvoiceLine, Party, render_invoice
 from tollway_account.product import ANONYMOUS, INVOICES
 from tollway_account.queries import AccountReads, InvoiceRow, invoice_not_found
@@ -155,7 +155,9 @@ Signature = Annotated[str, QueryParameter(max_length=128, description="The link'
 
 @get(
     "/{invoice_id:str}/pdf",
-    access=visitor_access(ANONYMOUS, "pdfs_per_minute", counter="pdfs", what="invoice PDF"),
+    access=visitor_access(
+        ANONYMOUS, "pdfs_per_minute", counter="pdfs", what="invoice PDF requests"
+    ),
     media_type="application/pdf",
 )
 async def invoice_pdf(

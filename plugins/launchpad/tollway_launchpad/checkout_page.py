@@ -23,7 +23,7 @@ from typing import Any
 
 from litestar.response.base import ASGIResponse
 
-from tollway import Conflict, Gateway, utcnow
+from tollway import Conflict, Gateway, utcnow, visitor_access
 from tollway.billing import CardDetails, Terms
 from tollway.billing.hosted import (
     DEPENDENCY,
@@ -32,7 +32,6 @@ from tollway.billing.hosted import (
     message_page,
     page,
     redirect,
-    visitor_access,
 )
 from tollway_launchpad import checkout_sessions
 from tollway_launchpad.checkout_sessions import OpenSession
@@ -154,6 +153,8 @@ class CheckoutPage(HostedCardPage[OpenSession]):
         return page(shown, 409)
 
 
-ACCESS = visitor_access(ANONYMOUS, "checkout_per_minute", counter="checkout", what="checkout")
+ACCESS = visitor_access(
+    ANONYMOUS, "checkout_per_minute", counter="checkout", what="checkout requests"
+)
 PAGE_ROUTES = card_page_routes(ACCESS)
 PAGE_DEPENDENCIES: dict[str, Any] = {DEPENDENCY: CheckoutPage}

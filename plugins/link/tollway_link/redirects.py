@@ -28,17 +28,9 @@ from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_302_FOUND
 
 from tollway import (
-    Access,
-    Algorithm,
-    ApiError,
     ClientAddress,
-    Decision,
     Gateway,
-    Plan,
-    Product,
-    Refusals,
-    TooManyRequests,
-    Window,
+    visitor_access,
 )
 from tollway_link.addresses import QR_MARKER, Addresses
 from tollway_link.capture import RawClick
@@ -77,19 +69,7 @@ _PAGE_HEADERS = [
 ]
 
 
-def _too_many(decision: Decision, product: Product, plan: Plan, plans: Any) -> ApiError:
-    return TooManyRequests(
-        f"Too many redirects from your address ({decision.limit} a minute); "
-        f"retry after {decision.retry_after} s"
-    )
-
-
-ACCESS = Access(
-    key=None,
-    anonymous=ANONYMOUS,
-    window=Window("redirects_per_minute", 60, Algorithm.SLIDING_WINDOW, counter="redirects"),
-    refusals=Refusals(too_many=_too_many),
-)
+ACCESS = visitor_access(ANONYMOUS, "redirects_per_minute", counter="redirects", what="redirects")
 
 
 class Redirects:

@@ -13,36 +13,14 @@ from litestar.params import PathParameter
 from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_303_SEE_OTHER
 
-from tollway.admission import Access, Refusals, Window
+from tollway.admission import Access
 from tollway.billing.hosted.form import PaymentOperation
 from tollway.billing.hosted.page import HostedCardPage
-from tollway.errors import ApiError, TooManyRequests
-from tollway.ratelimit import Algorithm, Decision
-from tollway.registry import Plan, Product
 
 DEPENDENCY = "card_page"
 """The name a product registers its :class:`HostedCardPage` service under."""
 
 SessionId = Annotated[str, PathParameter(description="The session's id, its page's last segment.")]
-
-
-def visitor_access(anonymous: str, limit: str, *, counter: str, what: str) -> Access:
-    """No key: every visitor is on the product's ``anonymous`` plan, counted per client
-    address in a 60-second sliding window of its ``limit``, told "Too many ``what``
-    requests from your address" when over it."""
-
-    def too_many(decision: Decision, product: Product, plan: Plan, plans: Any) -> ApiError:
-        return TooManyRequests(
-            f"Too many {what} requests from your address ({decision.limit} a minute); "
-            f"retry after {decision.retry_after} s"
-        )
-
-    return Access(
-        key=None,
-        anonymous=anonymous,
-        window=Window(limit, 60, Algorithm.SLIDING_WINDOW, counter=counter),
-        refusals=Refusals(too_many=too_many),
-    )
 
 
 def card_page_routes(access: Access) -> list[HTTPRouteHandler]:
