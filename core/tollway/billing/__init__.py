@@ -15,6 +15,7 @@ from tollway.billing.book import Book
 from tollway.billing.cards import LocalCardProcessor
 from tollway.billing.engine import BillingEngine
 from tollway.billing.models import BillingInvoice, BillingPaymentMethod, BillingSubscription
+from tollway.billing.money import decimals, major, money
 from tollway.billing.periods import INTERVALS, Interval, period_end
 from tollway.billing.platform import ADMITTED, ADMITTED_PLANS, PLATFORM, TENANT
 from tollway.billing.processor import (
@@ -71,5 +72,8 @@ __all__ = [
     "Subscription",
     "Terms",
     "Wallet",
+    "decimals",
+    "major",
+    "money",
     "period_end",
 ]

@@ -16,8 +16,8 @@ import pypdfium2 as pdfium
 import pytest
 from pypdf import PdfReader
 
+from tollway.billing import money
 from tollway_account.invoice_pdf import InvoiceDocument, InvoiceLine, Party, render_invoice
-from tollway_account.money import money
 
 JANUARY = (date(2025, 1, 1), date(2025, 1, 31))
 PRINTED_JANUARY = "2025-01-01 \N{EN DASH} 2025-01-31"

@@ -29,7 +29,7 @@ from fpdf import FPDF
 from fpdf.enums import MethodReturnValue, XPos, YPos
 from fpdf.fonts import FontFace
 
-from tollway_account.money import money
+from tollway.billing import money
 
 logging.getLogger("fontTools.subset").setLevel(logging.WARNING)
 """fpdf2 subsets the fonts with fontTools, which logs every step at INFO: a dozen lines

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from sqlalchemy import BindParameter, bindparam, select
 
-from tollway import Account, NotFound, Paged, Plan, Reads, count_of
+from tollway import MAX_ROW_ID, Account, NotFound, Paged, Plan, Reads, count_of
 from tollway.billing import (
     ADMITTED_PLANS,
     PLATFORM,
@@ -23,9 +23,9 @@ from tollway.billing import (
     BillingPaymentMethod,
     BillingSubscription,
     PaymentMethod,
+    major,
 )
 from tollway_account import schemas
-from tollway_account.money import major
 
 ACCOUNT: BindParameter[int] = bindparam("account_id")
 
@@ -130,7 +130,7 @@ def card_id(reference: str) -> int | None:
     digits = reference.removeprefix(CARD_PREFIX)
     if reference.startswith(CARD_PREFIX) and digits.isascii() and digits.isdigit():
         value = int(digits)
-        return value if 1 <= value < 2**31 else None
+        return value if 1 <= value <= MAX_ROW_ID else None
     return None
 
 

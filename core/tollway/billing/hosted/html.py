@@ -12,6 +12,8 @@ import base64
 import hashlib
 from html import escape
 
+from tollway.billing.money import money
+
 STYLE = (
     "body{font:16px/1.5 system-ui,sans-serif;max-width:30rem;margin:8vh auto;padding:0 1rem;"
     "color:#1f2328}h1{font-size:1.5rem;margin-bottom:.25rem}.price{font-size:1.25rem;"
@@ -24,9 +26,6 @@ STYLE = (
 )
 STYLE_SOURCE = f"'sha256-{base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()}'"
 """The CSP source allowing :data:`STYLE` and no other style."""
-
-SYMBOLS = {"usd": "$", "eur": "€", "gbp": "£", "cad": "CA$", "aud": "A$", "jpy": "¥"}
-"""Currencies written with a symbol; others as ``19.00 CHF``."""
 
 _CARD_FIELDS = (
     '<label for="card-number">Card number</label>'
@@ -45,12 +44,8 @@ the name on the card, whose input carries what was typed."""
 
 
 def price(amount_cents: int, currency: str, interval: str) -> str:
-    """``$19.00 / month``: minor units shown with two decimals."""
-    whole, cents = divmod(amount_cents, 100)
-    amount = f"{whole:,}.{cents:02d}"
-    symbol = SYMBOLS.get(currency)
-    shown = f"{symbol}{amount}" if symbol else f"{amount} {currency.upper()}"
-    return f"{shown} / {interval}"
+    """``$19.00 / month``, ``¥1,900 / month``."""
+    return f"{money(amount_cents, currency)} / {interval}"
 
 
 def document(title: str, body: str) -> bytes:

@@ -1,5 +1,5 @@
-"""Amounts in integer minor units (what the billing engine keeps), shown to people and
-given as the API's decimals."""
+"""Amounts in integer minor units (what the billing engine keeps), shown to people
+(pages, invoice PDFs) and given as the APIs' decimals."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ ZERO_DECIMAL_CURRENCIES: Final = frozenset(
 """Stripe's zero-decimal currencies: their minor unit is the unit, ``1000`` JPY is ¥1,000."""
 THREE_DECIMAL_CURRENCIES: Final = frozenset({"bhd", "jod", "kwd", "omr", "tnd"})
 """Stripe's three-decimal currencies: ``1000`` KWD is 1.000 KWD. All others have two."""
-_SYMBOLS: Final = {"usd": "$", "eur": "€", "gbp": "£", "jpy": "¥"}
+_SYMBOLS: Final = {"usd": "$", "eur": "€", "gbp": "£", "cad": "CA$", "aud": "A$", "jpy": "¥"}
 """Written before the amount; any other currency's code follows it (``12.50 CHF``)."""
 
 
