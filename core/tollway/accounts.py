@@ -25,7 +25,7 @@ from tollway.db import Database, Paged, count_of, utcnow
 from tollway.db.models import Account, ApiKey
 from tollway.errors import BadRequest
 from tollway.keys import generate_key, hash_key, key_prefix
-from tollway.profiles import Profile, check_email
+from tollway.profiles import Profile
 from tollway.registry import Plan, Registry
 
 
@@ -382,7 +382,8 @@ class Accounts:
             raise AccountError(f"no account with id {account_id}")
 
     async def _require_free_email(self, session: AsyncSession, email: str) -> None:
-        taken = await session.scalar(select(Account.id).where(Account.email == check_email(email)))
+        """``email`` as :class:`Profile` keeps it (checked and lowercased)."""
+        taken = await session.scalar(select(Account.id).where(Account.email == email))
         if taken is not None:
             raise AccountError(f"an account with the email {email!r} exists already")
 

@@ -27,7 +27,6 @@ from tollway.billing.processor import (
     SavedCard,
 )
 from tollway.billing.records import (
-    IN_GOOD_STANDING,
     LIVE,
     ConcurrentChange,
     IllegalTransition,
@@ -45,7 +44,6 @@ __all__ = [
     "ADMITTED",
     "ADMITTED_PLANS",
     "INTERVALS",
-    "IN_GOOD_STANDING",
     "LIVE",
     "PLATFORM",
     "TENANT",

@@ -22,8 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway.billing.models import BillingSubscription
 from tollway.billing.records import (
-    IN_GOOD_STANDING,
     Ledger,
+    Status,
     Subscription,
     Terms,
     subscription_record,
@@ -35,7 +35,8 @@ PLATFORM = "platform"
 """The ledger of the platform's own billing."""
 TENANT = ""
 """The engine's customer on :data:`PLATFORM`: the account itself."""
-ADMITTED = IN_GOOD_STANDING
+ADMITTED: tuple[Status, ...] = ("trialing", "active", "past_due")
+"""Subscriptions whose service goes on: past due too, while its retries last."""
 
 ADMITTED_PLANS: Select[str, str] = select(BillingSubscription.line, BillingSubscription.plan).where(
     BillingSubscription.ledger == PLATFORM,

@@ -17,8 +17,6 @@ from tollway.errors import Conflict
 Status = Literal["trialing", "active", "past_due", "unpaid", "canceled"]
 LIVE: tuple[Status, ...] = ("trialing", "active", "past_due", "unpaid")
 """Subscriptions that are not over: one of them at most per customer and line."""
-IN_GOOD_STANDING: tuple[Status, ...] = ("trialing", "active", "past_due")
-"""Subscriptions whose service goes on: past due too, while its retries last."""
 
 SUBSCRIPTION_CREATED = "subscription.created"
 SUBSCRIPTION_UPDATED = "subscription.updated"
