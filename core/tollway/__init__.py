@@ -30,6 +30,8 @@ from tollway.auth import DatabaseKeyAuthenticator, KeyAuthenticator, Principal
 from tollway.bodies import decode_json_body
 from tollway.conditional import etag_matches
 from tollway.db import (
+    PAGE_LIMIT,
+    PAGE_OFFSET,
     AnySelect,
     Database,
     Paged,
@@ -103,6 +105,8 @@ __all__ = [
     "EVENT_HEADER",
     "MAX_ROW_ID",
     "MAX_URL_LENGTH",
+    "PAGE_LIMIT",
+    "PAGE_OFFSET",
     "SIGNATURE_HEADER",
     "Access",
     "Account",

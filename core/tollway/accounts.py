@@ -21,7 +21,7 @@ from tollway.auth import KeyAuthenticator
 from tollway.billing.engine import BillingEngine
 from tollway.billing.platform import PLATFORM, TENANT, admitted, latest, terms
 from tollway.billing.records import Subscription
-from tollway.db import Database, Paged, count_of, utcnow
+from tollway.db import PAGE_LIMIT, PAGE_OFFSET, Database, Paged, count_of, utcnow
 from tollway.db.models import Account, ApiKey
 from tollway.errors import BadRequest
 from tollway.keys import generate_key, hash_key, key_prefix
@@ -161,8 +161,8 @@ UNREVOKED_KEY_PAGE = Paged(
     )
     .where(*_UNREVOKED_KEYS)
     .order_by(ApiKey.id)
-    .offset(bindparam("offset"))
-    .limit(bindparam("limit")),
+    .offset(PAGE_OFFSET)
+    .limit(PAGE_LIMIT),
     count_of(ApiKey, *_UNREVOKED_KEYS),
 )
 ACCOUNT_ID = select(Account.id).where(Account.id == bindparam("account_id"))

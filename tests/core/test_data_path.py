@@ -14,7 +14,7 @@ from sqlalchemy import Integer, String, bindparam, func, insert, select, text, u
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from tollway import Paged, columns_of, count_of
+from tollway import PAGE_LIMIT, PAGE_OFFSET, Paged, columns_of, count_of
 from tollway.db import Database, UTCDateTime, unavailable
 from tollway.db import database as database_module
 from tollway.db import sqlite as sqlite_module
@@ -48,8 +48,8 @@ PAGE = Paged(
     select(*columns_of(Item, ItemView))
     .where(_OWNED)
     .order_by(Item.id)
-    .offset(bindparam("offset"))
-    .limit(bindparam("limit")),
+    .offset(PAGE_OFFSET)
+    .limit(PAGE_LIMIT),
     count_of(Item, _OWNED),
 )
 ONE = select(*columns_of(Item, ItemView)).where(Item.id == bindparam("id"), _OWNED)
@@ -98,6 +98,14 @@ async def test_a_page_past_the_end_still_has_its_total(database: Database) -> No
         30,
     )
     assert await database.reads.page(PAGE, ItemView, account_id=9, offset=0, limit=5) == ([], 0)
+
+
+async def test_a_pages_offset_and_limit_must_be_whole_numbers(database: Database) -> None:
+    """They are written into the SQL: anything but an ``int`` is refused, not quoted."""
+    for offset in ("0; DROP TABLE test_data_path_items", 1.5, True, None):
+        with pytest.raises(TypeError, match="must be an int"):
+            await database.reads.page(PAGE, ItemView, account_id=1, offset=offset, limit=5)
+    assert (await database.reads.page(PAGE, ItemView, account_id=1, offset=0, limit=1))[1] == 30
 
 
 async def test_first_all_and_scalar(database: Database) -> None:
@@ -269,6 +277,49 @@ async def _terminate(url: str, pid: int) -> None:
             await session.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
     finally:
         await other.dispose()
+
+
+async def test_a_page_runs_on_its_prepared_generic_plan(
+    database: Database, backend: Backend
+) -> None:
+    """With the page's numbers in its SQL, PostgreSQL stops planning every execution
+    (the planner would otherwise have to plan each one for the unknown ``LIMIT``)."""
+    if backend.name != "postgresql":
+        pytest.skip("SQLite has no plan cache to speak of")
+    reads = database.reads
+    for _ in range(8):
+        items, total = await reads.page(PAGE, ItemView, account_id=1, offset=10, limit=5)
+        assert ([item.id for item in items], total) == ([11, 12, 13, 14, 15], 30)
+    # Reads in turn take the same pooled connection, whose prepared statements these are.
+    [(generic, custom)] = await reads.all(
+        select(text("generic_plans"), text("custom_plans"))
+        .select_from(text("pg_prepared_statements"))
+        .where(
+            # The page's statement, not this one (whose text has these words too).
+            text("statement LIKE 'SELECT test_data_path_items.id%'"),
+            text("statement LIKE '%LIMIT 5 OFFSET 10%'"),
+        ),
+        lambda generic, custom: (generic, custom),
+    )
+    assert custom <= 5 < custom + generic
+    assert generic >= 3
+
+
+async def test_a_read_connection_goes_back_to_the_pool_without_a_reset(
+    database: Database, backend: Backend
+) -> None:
+    """asyncpg's default release sends ``RESET ALL`` and three more statements, a round
+    trip per read; the reads' connections never leave state behind to reset."""
+    if backend.name != "postgresql":
+        pytest.skip("SQLite connections are files: nothing to reset")
+    pid = await database.reads.scalar(select(func.pg_backend_pid()))
+    async with database.transaction() as session:
+        last = await session.scalar(
+            text("SELECT query FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}
+        )
+    assert last is not None
+    assert "pg_backend_pid" in last
+    assert "RESET" not in last
 
 
 @pytest.fixture

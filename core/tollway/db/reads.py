@@ -6,7 +6,9 @@ commit. :class:`Reads` runs one Core ``SELECT`` per call, outside any transactio
 in order, to ``into``: a msgspec Struct whose fields are the selected columns, or a
 function building one. A list and its total come from one statement
 (:class:`Paged`). Statements are built once, with ``bindparam`` for the values of a
-request, and executed with those values.
+request, and executed with those values; a page's offset and limit
+(:data:`PAGE_OFFSET`, :data:`PAGE_LIMIT`) are the exception, written into the SQL as
+numbers, so PostgreSQL plans each page size once instead of every execution.
 
 SQLAlchemy compiles each statement once per database (:class:`_Compiled`): its SQL,
 the order of its parameters and the columns' type conversions. The statement then
@@ -34,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import BindParameter, Integer, Select, bindparam, func, select
 from sqlalchemy.engine import URL, Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -48,6 +50,18 @@ READ_THREADS = 4
 POSTGRES_READ_CONNECTIONS = 10
 """The most connections the reads' own PostgreSQL pool opens, per process."""
 
+PAGE_OFFSET: BindParameter[int] = bindparam("offset", type_=Integer, literal_execute=True)
+"""A page's ``OFFSET``: ``.offset(PAGE_OFFSET).limit(PAGE_LIMIT)``, given as ``offset=``.
+
+Both are written into the SQL as numbers rather than sent as parameters. A parameter
+hides from PostgreSQL's planner whether 25 rows or 10,000 are wanted, so a prepared
+statement's generic plan must assume many (hash joins over whole tables) and PostgreSQL
+plans every execution anew instead, which cost more than running a page of the chat
+list (0.47 → 0.22 ms per statement; docs/benchmarks.md). With the numbers in the text,
+each page size and offset is prepared once per connection and runs on its generic plan."""
+PAGE_LIMIT: BindParameter[int] = bindparam("limit", type_=Integer, literal_execute=True)
+"""A page's ``LIMIT``: see :data:`PAGE_OFFSET`."""
+
 
 @dataclass(frozen=True, slots=True)
 class _Compiled:
@@ -59,6 +73,8 @@ class _Compiled:
     names: tuple[str, ...]
     binds: tuple[Callable[[Any], Any] | None, ...]
     results: tuple[Callable[[Any], Any] | None, ...] | None
+    numbers: tuple[str, ...]
+    """Integer parameters written into the SQL (``literal_execute``), by name."""
 
     @classmethod
     def of(cls, statement: AnySelect, dialect: Dialect) -> _Compiled | None:
@@ -66,9 +82,15 @@ class _Compiled:
         parameters are rendered at execution time)."""
         compiled = statement.compile(dialect=dialect)
         assert isinstance(compiled, SQLCompiler)
-        if "POSTCOMPILE" in compiled.string or compiled.positiontup is None:
+        if compiled.positiontup is None:
             return None
-        names = tuple(compiled.positiontup)
+        numbers = tuple(sorted({bind.key for bind in compiled.literal_execute_params}))
+        if any(not isinstance(bind.type, Integer) for bind in compiled.literal_execute_params) or (
+            compiled.string.count("POSTCOMPILE")
+            != sum(compiled.string.count(f"__[POSTCOMPILE_{name}]") for name in numbers)
+        ):
+            return None
+        names = tuple(name for name in compiled.positiontup if name not in numbers)
         binds: list[Callable[[Any], Any] | None] = []
         for name in names:
             convert = compiled._bind_processors.get(name)
@@ -85,7 +107,15 @@ class _Compiled:
             names,
             tuple(binds),
             results if any(results) else None,
+            numbers,
         )
+
+    def sql_for(self, params: dict[str, Any]) -> str:
+        """The SQL to run with ``params``: its integer parameters written in."""
+        sql = self.sql
+        for name in self.numbers:
+            sql = sql.replace(f"__[POSTCOMPILE_{name}]", str(_whole(params[name])))
+        return sql
 
     def arguments(self, params: dict[str, Any]) -> list[Any]:
         values = self.compiled.construct_params(params)
@@ -143,7 +173,7 @@ class Reads:
         if prepared is None or self._driver is None:
             async with self._engine.connect() as connection:
                 return (await connection.execute(statement, params)).all()
-        rows = await self._driver.fetch(prepared.sql, prepared.arguments(params))
+        rows = await self._driver.fetch(prepared.sql_for(params), prepared.arguments(params))
         return prepared.converted(rows)
 
     async def all(self, statement: AnySelect, into: Callable[..., T], **params: Any) -> list[T]:
@@ -200,7 +230,11 @@ class _Postgres:
             pool = self._pools.get(loop)
             if pool is None:
                 pool = await asyncpg.create_pool(
-                    self._dsn, min_size=0, max_size=POSTGRES_READ_CONNECTIONS, init=_decode_json
+                    self._dsn,
+                    min_size=0,
+                    max_size=POSTGRES_READ_CONNECTIONS,
+                    init=_decode_json,
+                    reset=_leave_as_is,
                 )
                 self._pools[loop] = pool
         return pool
@@ -219,6 +253,15 @@ class _Postgres:
                 await pool.close()
             else:
                 pool.terminate()
+
+
+async def _leave_as_is(connection: Any) -> None:
+    """What a connection needs when it goes back to the pool: nothing. asyncpg's
+    default reset sends ``SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
+    RESET ALL`` on every release, a round trip costing a tenth of a list's CPU. These
+    connections only ever run single ``SELECT`` statements in autocommit: no lock,
+    cursor, listener or setting outlives one. (asyncpg still rolls back a transaction
+    left open, and drops a connection whose query was cancelled.)"""
 
 
 async def _decode_json(connection: Any) -> None:
@@ -294,6 +337,13 @@ class Paged:
         counted = total.correlate(None).scalar_subquery().label("total")
         self.statement = statement.add_columns(counted)
         self.total = total
+
+
+def _whole(value: Any) -> int:
+    """``value`` as it may appear in SQL text: an ``int`` and nothing else."""
+    if type(value) is not int:
+        raise TypeError(f"a number written into SQL must be an int, not {value!r}")
+    return value
 
 
 def columns_of(model: Any, struct: type[Any]) -> list[Any]:

@@ -14,7 +14,17 @@ from typing import Any, cast
 
 from sqlalchemy import BindParameter, bindparam, select
 
-from tollway import MAX_ROW_ID, Account, NotFound, Paged, Plan, Reads, count_of
+from tollway import (
+    MAX_ROW_ID,
+    PAGE_LIMIT,
+    PAGE_OFFSET,
+    Account,
+    NotFound,
+    Paged,
+    Plan,
+    Reads,
+    count_of,
+)
 from tollway.billing import (
     ADMITTED_PLANS,
     PLATFORM,
@@ -94,8 +104,8 @@ _INVOICES = select(*INVOICE_COLUMNS).join(
 INVOICE_PAGE = Paged(
     _INVOICES.where(*_OWN_INVOICES)
     .order_by(BillingInvoice.id.desc())
-    .offset(bindparam("offset"))
-    .limit(bindparam("limit")),
+    .offset(PAGE_OFFSET)
+    .limit(PAGE_LIMIT),
     count_of(BillingInvoice, *_OWN_INVOICES),
 )
 INVOICE = _INVOICES.where(*_OWN_INVOICES, BillingInvoice.uid == bindparam("uid"))

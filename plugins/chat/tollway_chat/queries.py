@@ -15,7 +15,17 @@ from typing import Any
 
 from sqlalchemy import BindParameter, ColumnElement, bindparam, func, or_, select
 
-from tollway import AnySelect, NotFound, Paged, Reads, columns_of, count_of, escape_like
+from tollway import (
+    PAGE_LIMIT,
+    PAGE_OFFSET,
+    AnySelect,
+    NotFound,
+    Paged,
+    Reads,
+    columns_of,
+    count_of,
+    escape_like,
+)
 from tollway_chat import schemas
 from tollway_chat.models import (
     CONVERSATION_TALLY,
@@ -142,8 +152,6 @@ def _contacts() -> AnySelect:
 
 
 ACCOUNT: BindParameter[int] = bindparam("account_id")
-OFFSET: BindParameter[int] = bindparam("offset")
-LIMIT: BindParameter[int] = bindparam("limit")
 
 
 def _on_page(
@@ -154,7 +162,7 @@ def _on_page(
     an index serves; only those rows are joined and computed. Joined before the offset,
     a deep page (``page=200``) joins and discards every row in front of it."""
     page = (
-        select(id_column).where(*conditions).order_by(*order).offset(OFFSET).limit(LIMIT)
+        select(id_column).where(*conditions).order_by(*order).offset(PAGE_OFFSET).limit(PAGE_LIMIT)
     ).subquery()
     return shown.join(page, page.c[0] == id_column).order_by(*order)
 

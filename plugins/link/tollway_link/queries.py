@@ -13,13 +13,11 @@ from functools import cache, partial
 
 from sqlalchemy import BindParameter, ColumnElement, bindparam, or_, select
 
-from tollway import NotFound, Paged, Reads, count_of, escape_like
+from tollway import PAGE_LIMIT, PAGE_OFFSET, NotFound, Paged, Reads, count_of, escape_like
 from tollway_link import schemas
 from tollway_link.models import Link
 
 ACCOUNT: BindParameter[int] = bindparam("account_id")
-OFFSET: BindParameter[int] = bindparam("offset")
-LIMIT: BindParameter[int] = bindparam("limit")
 
 LINK_COLUMNS = (
     Link.public_id,
@@ -85,7 +83,7 @@ def _link_page(search: bool) -> Paged:
             )
         )
     page = select(*LINK_COLUMNS).where(*conditions).order_by(Link.id.desc())
-    return Paged(page.offset(OFFSET).limit(LIMIT), count_of(Link, *conditions))
+    return Paged(page.offset(PAGE_OFFSET).limit(PAGE_LIMIT), count_of(Link, *conditions))
 
 
 class LinkReads:
