@@ -39,6 +39,7 @@ async def test_a_visitor_is_sent_to_the_destination(product_client: ProductClien
         assert response.headers["cache-control"] == "no-store"
         assert response.headers["x-ratelimit-limit"] == "600"
         assert response.content == b""
+        assert response.headers["content-length"] == "0"
         [click] = link.clicks
         assert before <= click.at <= time.time()
         assert re.fullmatch("[0-9a-f]{32}", click.id)

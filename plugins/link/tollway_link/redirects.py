@@ -26,6 +26,7 @@ from litestar.di import NamedDependency
 from litestar.params import PathParameter
 from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_302_FOUND
+from litestar.types import Receive, Scope, Send
 
 from tollway import (
     ClientAddress,
@@ -127,13 +128,35 @@ def _click_id(now: float) -> str:
     return f"{int(now * 1_000_000):016x}{getrandbits(64):016x}"
 
 
+class _Redirect(ASGIResponse):
+    """A 302 to ``location``, sent as two ASGI messages with its headers encoded once.
+
+    An ASGI response, so Litestar passes it through as it is. ``ASGIResponse``'s own
+    constructor builds a header map and picks a media type, a tenth of a redirect's
+    time on the request path; a redirect has three fixed headers and no body.
+    (``HEAD`` gets the same answer: there is no body to leave out.)"""
+
+    def __init__(self, location: str) -> None:
+        # Nothing of the base class's state is used: no super().__init__().
+        self.location = location.encode("latin-1")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": HTTP_302_FOUND,
+                # A list of its own: the gateway's before_send hook appends to it.
+                "headers": [(b"location", self.location), *_REDIRECT_HEADERS],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+_REDIRECT_HEADERS = ((b"cache-control", NO_STORE.encode()), (b"content-length", b"0"))
+
+
 def _redirect(location: str) -> ASGIResponse:
-    # The ASGI response itself: Litestar passes it through, where a Response would be
-    # converted into one on every redirect.
-    return ASGIResponse(
-        status_code=HTTP_302_FOUND,
-        headers=[("location", location), _NO_STORE_HEADER],
-    )
+    return _Redirect(location)
 
 
 def _html(page: bytes, status: int, head: bool) -> ASGIResponse:
