@@ -200,6 +200,27 @@ async def test_a_sqlite_statement_is_one_trip_to_the_thread(
         await database.dispose()
 
 
+async def test_an_in_list_is_read_on_the_driver_too(
+    sqlite_database: Database, trips: list[str]
+) -> None:
+    """A list parameter is written out per execution and still runs on ``sqlite3``'s
+    own connections, not through the engine (whose statements ``trips`` sees)."""
+    database = sqlite_database
+    try:
+        async with database.transaction() as session:
+            await session.execute(
+                insert(Item), [{"account_id": 1, "name": n, "created_at": START} for n in "abc"]
+            )
+        trips.clear()
+        listed = select(Item.name).where(Item.id.in_(bindparam("ids", expanding=True)))
+        names = await database.reads.all(listed.order_by(Item.id), str, ids=[3, 1, 7])
+        assert names == ["a", "c"]
+        assert await database.reads.all(listed, str, ids=[]) == []
+        assert trips == []
+    finally:
+        await database.dispose()
+
+
 async def test_sqlite_statement_errors_are_the_drivers(sqlite_database: Database) -> None:
     database = sqlite_database
     try:
