@@ -326,6 +326,38 @@ async def test_a_page_runs_on_its_prepared_generic_plan(
     assert generic >= 3
 
 
+async def test_a_postgresql_in_list_is_one_statement_for_every_length(
+    database: Database, backend: Backend
+) -> None:
+    """On PostgreSQL a list is one array parameter (``= ANY``, ``<> ALL``), so asyncpg
+    prepares one statement whatever the list's length, elements converted as before."""
+    if backend.name != "postgresql":
+        pytest.skip("SQLite's lists are written out")
+    reads = database.reads
+    listed = (
+        select(Item.id)
+        .where(
+            Item.id.in_(bindparam("ids", expanding=True)),
+            Item.id.not_in(bindparam("skip", expanding=True)),
+        )
+        .order_by(Item.id)
+    )
+    assert await reads.all(listed, int, ids=[1, 2, 3], skip=[2]) == [1, 3]
+    assert await reads.all(listed, int, ids=range(1, 31), skip=[]) == list(range(1, 31))
+    assert await reads.all(listed, int, ids=[], skip=[1]) == []
+    at = select(Item.id).where(Item.created_at.in_(bindparam("at", expanding=True)))
+    assert await reads.all(at, int, at=[START + timedelta(minutes=3)]) == [4]
+    # Reads in turn take the same pooled connection, whose prepared statements these are.
+    prepared = await reads.all(
+        select(text("statement"))
+        .select_from(text("pg_prepared_statements"))
+        .where(text("statement LIKE 'SELECT test_data_path_items.id%'")),
+        str,
+    )
+    assert len(prepared) == 2
+    assert all("ANY($" in statement for statement in prepared)
+
+
 async def test_a_read_connection_goes_back_to_the_pool_without_a_reset(
     database: Database, backend: Backend
 ) -> None:

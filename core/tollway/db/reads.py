@@ -21,8 +21,10 @@ runs on the driver itself, which costs a fraction of SQLAlchemy's execution path
   per read (WAL lets them read beside the writer);
 * anything else, or an in-memory SQLite database: the gateway's async engine.
 
-An ``IN`` list (``bindparam(..., expanding=True)``) is written out by SQLAlchemy for
-each execution, so each length is a statement of its own: fine for batch reads.
+An ``IN`` list (``bindparam(..., expanding=True)``) runs on the driver too: on
+PostgreSQL as one array parameter (``= ANY($n)``), so one prepared statement serves
+every length; elsewhere (and for lists of tuples) written out by SQLAlchemy for each
+execution.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import queue
+import re
 import sqlite3
 import threading
 import weakref
@@ -42,6 +45,7 @@ from sqlalchemy import BindParameter, Integer, Select, bindparam, func, select
 from sqlalchemy.engine import URL, Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.sqltypes import TupleType
 
 T = TypeVar("T")
 AnySelect: TypeAlias = Select[*tuple[Any, ...]]
@@ -92,23 +96,31 @@ class _Compiled:
         if any(not isinstance(bind.type, Integer) for bind in written):
             return None
         numbers = tuple(sorted({bind.key for bind in written}))
-        expands = compiled.string.count("POSTCOMPILE") != sum(
-            compiled.string.count(f"__[POSTCOMPILE_{name}]") for name in numbers
-        )
-        names = tuple(name for name in compiled.positiontup if name not in numbers)
+        sql = compiled.string
+        lists = {name for name, bind in compiled.binds.items() if bind.expanding}
+        names = tuple(n for n in compiled.positiontup if n not in numbers and n not in lists)
+        arrays: list[str] = []
+        if (
+            lists
+            and dialect.name == "postgresql"
+            and not any(isinstance(compiled.binds[name].type, TupleType) for name in lists)
+        ):
+            sql, arrays = _as_arrays(sql, len(names))
+        expands = bool(lists) and not arrays
         binds: list[Callable[[Any], Any] | None] = []
-        for name in names:
+        for name in (*names, *arrays):
             convert = compiled._bind_processors.get(name)
             if convert is not None and not callable(convert):
                 return None  # a tuple's elements, converted one by one
-            binds.append(convert)
+            binds.append(_each(convert) if name in arrays else convert)
+        names = (*names, *arrays)
         results = tuple(
             column.type._cached_result_processor(dialect, None)
             for column in statement.selected_columns
         )
         return cls(
             compiled,
-            compiled.string,
+            sql,
             names,
             tuple(binds),
             results if any(results) else None,
@@ -358,6 +370,31 @@ class Paged:
         counted = total.correlate(None).scalar_subquery().label("total")
         self.statement = statement.add_columns(counted)
         self.total = total
+
+
+_IN_LIST = re.compile(r"(NOT )?IN \(__\[POSTCOMPILE_(\w+)\]\)")
+
+
+def _as_arrays(sql: str, given: int) -> tuple[str, list[str]]:
+    """PostgreSQL's ``sql`` with each ``IN`` list as one array parameter (``= ANY($n)``,
+    ``<> ALL($n)`` for ``NOT IN``), numbered after the ``given`` others; and the lists'
+    names in the order of their new parameters. One statement for every length of the
+    list: asyncpg prepares it once, where written-out lists are a statement per length."""
+    arrays: list[str] = []
+
+    def array(found: re.Match[str]) -> str:
+        arrays.append(found[2])
+        number = given + len(arrays)
+        return f"<> ALL(${number})" if found[1] else f"= ANY(${number})"
+
+    return _IN_LIST.sub(array, sql), arrays
+
+
+def _each(convert: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    """A list parameter's conversion: its elements', one by one, into a list."""
+    if convert is None:
+        return list
+    return lambda values: [convert(value) for value in values]
 
 
 def _whole(value: Any) -> int:
