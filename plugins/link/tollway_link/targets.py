@@ -38,6 +38,9 @@ from tollway_link.settings import LinkSettings
 
 log = logging.getLogger("tollway.link.targets")
 
+GATHER_SECONDS = 0.25
+"""The most a background refresh waits for more stale codes before reading them (a
+quarter of ``redirect_cache_ttl`` when that is shorter)."""
 REFRESH_BATCH = 500
 """Codes read again per statement."""
 KNOWN_ENTRIES = 50_000
@@ -143,6 +146,10 @@ class Targets:
         batch that fails, or that a :meth:`forget` overtook, is dropped: its entries
         answer until their grace runs out, then their next redirect reads them."""
         try:
+            # Codes go stale one at a time, as their TTLs run out: gather them for a
+            # moment (each still answers for a whole TTL) so that one statement reads
+            # many, rather than one statement a redirect for each code found stale.
+            await asyncio.sleep(min(self.ttl / 4, GATHER_SECONDS))
             while self.stale:
                 codes = [self.stale.pop() for _ in range(min(REFRESH_BATCH, len(self.stale)))]
                 generation = self.generation
