@@ -238,12 +238,14 @@ def settle(backend: Backend, server: Server) -> None:
     counted)."""
     for _ in range(2):
         server.probe(apps.PATH, {"Authorization": f"Bearer {backend.key}"})
-    answered = answered_redirects(server)
-    total = answered["GET"] + answered["HEAD"]
     clock = changed = time.monotonic()
     last = -1
     while True:
+        # Read after the clicks: a request wrk left in flight may still be answered
+        # after the probes (they do not queue behind it), its click stored with it.
         stored, distinct, counted = asyncio.run(stored_clicks(backend.database_url))
+        answered = answered_redirects(server)
+        total = answered["GET"] + answered["HEAD"]
         now = time.monotonic()
         if stored >= total or now - changed > QUIET_SECONDS:
             break
