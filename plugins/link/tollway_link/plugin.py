@@ -79,7 +79,7 @@ def tollway_register_routes(register: RouteRegistrar) -> None:
             **ANALYTICS_DEPENDENCIES,
         },
     )
-    register(REDIRECTS.name, REDIRECT_ROUTES, dependencies={"redirects": Redirects})
+    register(REDIRECTS.name, REDIRECT_ROUTES)
 
 
 @hookimpl
