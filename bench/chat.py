@@ -376,7 +376,14 @@ def limiter_env(backend: Backend, redis_url: str) -> dict[str, str]:
     """The server settings of the backend's rate limiter: none for the in-memory one."""
     if backend.redis_prefix is None:
         return {}
-    return {"TOLLWAY_REDIS_URL": redis_url, "TOLLWAY_RATE_LIMIT_PREFIX": backend.redis_prefix}
+    return {
+        "TOLLWAY_REDIS_URL": redis_url,
+        "TOLLWAY_RATE_LIMIT_PREFIX": backend.redis_prefix,
+        # The job queue names the Redis keys of the jobs and of the link product's
+        # click stream: a run of its own, so that nothing a stopped server left
+        # behind (clicks still in the stream) is taken over by the next run's writer.
+        "TOLLWAY_JOB_QUEUE_NAME": backend.redis_prefix.rstrip(":"),
+    }
 
 
 def start_server(

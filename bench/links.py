@@ -243,6 +243,8 @@ def settle(backend: Backend, server: Server) -> None:
     while True:
         # Read after the clicks: a request wrk left in flight may still be answered
         # after the probes (they do not queue behind it), its click stored with it.
+        # (Clicks beyond the answers were once a stopped earlier run's, taken over
+        # from a stream name shared between runs: see chat.limiter_env.)
         stored, distinct, counted = asyncio.run(stored_clicks(backend.database_url))
         answered = answered_redirects(server)
         total = answered["GET"] + answered["HEAD"]
