@@ -25,7 +25,7 @@ from tollway.admission import (
     verify_password,
     visitor_access,
 )
-from tollway.app import create_app
+from tollway.app import create_app, service_of
 from tollway.auth import DatabaseKeyAuthenticator, KeyAuthenticator, Principal
 from tollway.bodies import decode_json_body
 from tollway.conditional import etag_matches
@@ -205,6 +205,7 @@ __all__ = [
     "optional_json_body",
     "page_limit",
     "renew",
+    "service_of",
     "utcnow",
     "verify_password",
     "verify_signature",
