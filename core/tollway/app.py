@@ -264,7 +264,9 @@ def _compile(handler: HTTPRouteHandler, path: str, pipeline: Pipeline, gateway: 
     if (claim := claim_step(handler, access, path, gateway)) is not None:
         steps.append(claim)
     layers = [layer.before_request for layer in handler.ownership_layers]
-    if (own := next((step for step in reversed(layers) if step), None)) is not None:
+    own = next((step for step in reversed(layers) if step), None)
+    # The app's own hook is the query check the chain already makes.
+    if own is not None and own is not utf8_query_strings:
         steps.append(own)
     handler.before_request = _chain(steps)
 
