@@ -65,8 +65,9 @@ from tollway.errors import (
 )
 from tollway.gateway import Gateway
 from tollway.geoip import GeoIP, IptoccGeoIP
-from tollway.hookspecs import CommandRegistrar, RouteRegistrar, hookimpl
+from tollway.hookspecs import CommandRegistrar, RouteRegistrar, ScopeRegistrar, hookimpl
 from tollway.jobs import InProcessJobQueue, JobFunction, JobQueue
+from tollway.live import LiveBus, LiveEvent, LocalLiveBus, RedisLiveBus, live_stream
 from tollway.net import ClientAddress, PublicOrigin
 from tollway.optional_bodies import optional_body_operation, optional_json_body
 from tollway.outbox import LeasedColumns, Poller, after_commit, claim_due, renew
@@ -146,6 +147,9 @@ __all__ = [
     "KeySource",
     "LeasedColumns",
     "ListPage",
+    "LiveBus",
+    "LiveEvent",
+    "LocalLiveBus",
     "MemoryRateLimiter",
     "NotFound",
     "Page",
@@ -163,12 +167,14 @@ __all__ = [
     "Quota",
     "RateLimiter",
     "Reads",
+    "RedisLiveBus",
     "RedisRateLimiter",
     "Refusals",
     "RegistrationError",
     "Registry",
     "RouteRegistrar",
     "ScopeChecker",
+    "ScopeRegistrar",
     "Segmenter",
     "ServiceUnavailable",
     "Settings",
@@ -198,6 +204,7 @@ __all__ = [
     "etag_matches",
     "hash_password",
     "hookimpl",
+    "live_stream",
     "load_settings",
     "make_metadata",
     "offset",

@@ -1,8 +1,8 @@
 """The gateway: settings, loaded plugins, what they registered and the mechanisms.
 
 One object holds everything a plugin may need (``gateway.database``, ``.accounts``,
-``.jobs``, ``.settings`` ...). It is built once per process; ``tollway.app`` turns it
-into a Litestar application.
+``.jobs``, ``.live``, ``.settings`` ...). It is built once per process; ``tollway.app``
+turns it into a Litestar application.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from tollway.errors import ErrorMapper
 from tollway.geoip import GeoIP
 from tollway.hookspecs import RouteRegistrar
 from tollway.jobs import JobFunction, JobQueue
+from tollway.live import LiveBus, live_bus
 from tollway.observability.metrics import GatewayMetrics
 from tollway.plans import resolve_plans
 from tollway.plugins import call_each, collect, plugin_manager
@@ -82,6 +83,7 @@ class Gateway:
         )
         self.jobs: JobQueue = _required(hook.tollway_job_queue(gateway=self), "job queue")
         self.metrics = GatewayMetrics(self.jobs)
+        self.live: LiveBus = live_bus(settings)
         self.webhooks = WebhookEngine(self)
         self._customer_tokens: CustomerTokens | None = None
         self._services: dict[type, object] = {}
@@ -179,14 +181,16 @@ class Gateway:
         await upgrade(self.database, models)
 
     async def start(self) -> None:
-        """Start the jobs, the webhook dispatcher, the plugins' services and startup
-        hooks. A start that fails stops what it had started before the error goes on:
-        a gateway that did not start leaves nothing running. A gateway runs once at a
-        time: a second start (two app lifespans on one gateway) would orphan the first
-        start's workers, so it is refused."""
+        """Start the real-time bus, the jobs, the webhook dispatcher, the plugins'
+        services and startup hooks. A start that fails stops what it had started before
+        the error goes on: a gateway that did not start leaves nothing running. A
+        gateway runs once at a time: a second start (two app lifespans on one gateway)
+        would orphan the first start's workers, so it is refused."""
         if self._running:
             raise RuntimeError("this gateway is already running; stop it before starting it again")
         async with AsyncExitStack() as started:
+            await self.live.start()
+            started.push_async_callback(self.live.stop)
             await self.jobs.start()
             started.push_async_callback(self.jobs.stop)
             await self.webhooks.start()
@@ -210,7 +214,8 @@ class Gateway:
         for service in reversed(self._services.values()):
             if callable(stop := getattr(service, "stop", None)):
                 steps.append(stop)
-        steps += [self.webhooks.stop, self.jobs.stop, self.rate_limiter.close]
+        # The bus after the jobs: a job still running may publish.
+        steps += [self.webhooks.stop, self.jobs.stop, self.live.stop, self.rate_limiter.close]
         steps.append(self.database.dispose)
         failures: list[Exception] = []
         for step in steps:

@@ -70,6 +70,11 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     rate_limit_prefix: str = "tollway:rl:"
     """Prefix of every rate limit key in Redis, so several deployments can share one."""
 
+    live_channel_prefix: str = "tollway:live:"
+    """Prefix of the Redis publish/subscribe channels of the real-time bus (with
+    ``redis_url``): topic ``chat:1:2`` is channel ``<prefix>chat:1:2``, so several
+    deployments can share one Redis."""
+
     redis_timeout: float = 0.25
     """Seconds a Redis call may take before the backend counts as unreachable."""
 

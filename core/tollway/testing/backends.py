@@ -2,8 +2,9 @@
 
 ``gateway_factory`` tests run once per backend: SQLite with the in-memory limiter,
 then PostgreSQL with Redis. Every session gets a throwaway PostgreSQL database and
-every gateway a rate limit namespace and job queue of its own, so parallel test
-workers (and benchmarks sharing the servers) never see each other's data.
+every gateway a rate limit namespace, job queue and real-time bus channels of its own,
+so parallel test workers (and benchmarks sharing the servers) never see each other's
+data.
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ async def _clear(gateway: Gateway) -> None:
 @pytest.fixture
 async def gateway_factory(backend: Backend) -> AsyncIterator[GatewayFactory]:
     """``await gateway_factory(plugins=[...], extra_plugins=[(name, obj)], **settings)``:
-    a migrated gateway on an empty database with its own rate limit namespace.
+    a migrated gateway on an empty database with its own Redis namespaces.
 
     ``isolated=True`` gives the gateway a database of its own instead of the session's,
     for plugins whose migrations the other tests' gateways do not know.
@@ -183,6 +184,8 @@ async def gateway_factory(backend: Backend) -> AsyncIterator[GatewayFactory]:
             "redis_url": backend.redis_url,
             "rate_limit_prefix": f"tollway-test:{namespace}:",
             "job_queue_name": f"tollway-test-{namespace}",
+            # Tests running at once on one Redis have the same ids, hence topics.
+            "live_channel_prefix": f"tollway-test:{namespace}:live:",
             # One Redis call on a loaded CI machine can take longer than production's
             # 0.25 s; a test would then see the limiter "down" (admitted, uncounted).
             # The tests' Redis outages are refused connections, seen at once.

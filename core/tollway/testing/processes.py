@@ -30,13 +30,14 @@ def free_port() -> int:
 
 def deployment_settings(gateway: Gateway) -> dict[str, Any]:
     """Settings under which a :class:`GatewayProcess` or :class:`WorkerProcess` joins
-    ``gateway``'s deployment: the same database, Redis, rate limit namespace and job
-    queue."""
+    ``gateway``'s deployment: the same database, Redis, rate limit namespace, job queue
+    and real-time bus channels."""
     settings = gateway.settings
     joined: dict[str, Any] = {
         "database_url": settings.database_url,
         "rate_limit_prefix": settings.rate_limit_prefix,
         "job_queue_name": settings.job_queue_name,
+        "live_channel_prefix": settings.live_channel_prefix,
     }
     if settings.redis_url:
         joined["redis_url"] = settings.redis_url

@@ -4,7 +4,6 @@ cannot create (inboxes, incoming messages)."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -62,11 +61,7 @@ async def open_chat(
 ) -> AsyncIterator[ChatClient]:
     """``product_client("chat", settings=..., **options)`` as a :class:`ChatClient`
     (``products=`` configures chat too, ``extra_plugins=`` adds plugins...)."""
-    # Tests running at once on one Redis have the same account and contact ids: each
-    # gateway publishes live_chat messages on stream channels of its own.
-    prefix = f"tollway-test:{secrets.token_hex(6)}:chat:stream:"
-    isolated = {"stream_channel_prefix": prefix, **(settings or {})}
-    async with product_client(PRODUCT.name, settings=isolated, **options) as opened:
+    async with product_client(PRODUCT.name, settings=settings, **options) as opened:
         yield ChatClient(opened)
 
 

@@ -16,8 +16,7 @@ from sqlalchemy import select
 
 from tollway import Gateway, hookimpl
 from tollway.testing import ProductClientFactory, free_port
-from tollway_chat.channels import OutboundMessage
-from tollway_chat.delivery import Delivery
+from tollway_chat.channels import OutboundMessage, contact_topic
 from tollway_chat.models import Message
 
 
@@ -189,7 +188,7 @@ async def test_live_chat_message_reaches_the_contact_stream(
         conversation = await chat.conversation(box, contact["id"])
         issued = await chat.post(f"/contacts/{contact['id']}/stream-token", {})
         assert issued["contact_id"] == contact["id"]
-        bus = chat.gateway.service(Delivery).bus
+        bus, topic = chat.gateway.live, contact_topic(chat.owner.account_id, contact["id"])
         # No API key: the token is the credential.
         reading = asyncio.create_task(
             chat.client.get(
@@ -198,7 +197,7 @@ async def test_live_chat_message_reaches_the_contact_stream(
             )
         )
         deadline = time.monotonic() + 5
-        while not bus.listeners(chat.owner.account_id, contact["id"]):
+        while not bus.listeners(topic):
             assert time.monotonic() < deadline
             assert not reading.done()
             await asyncio.sleep(0.02)
@@ -216,7 +215,7 @@ async def test_live_chat_message_reaches_the_contact_stream(
         assert '"content":"Hi Ada"' in events[1]["data"]
         assert events[1]["id"] == str(sent["id"])
         assert (await _settled(chat.gateway, sent["id"])).delivery_status == "sent"
-        assert not bus.listeners(chat.owner.account_id, contact["id"])
+        assert not bus.listeners(topic)
 
 
 async def test_live_chat_without_open_stream_is_retried_then_failed(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -55,17 +54,14 @@ async def test_live_chat_crosses_processes(
     gateway = await gateway_factory(plugins=["chat"], isolated=True)
     owner = await tenant(gateway, "acme")
     box = await inbox(gateway, owner, "Website", channel="live_chat")
+    # The same database, Redis and real-time bus channels (live_channel_prefix).
     settings = deployment_settings(gateway)
-    # Stream channels of this test's own (others may run at once on the same Redis).
-    channels = f'stream_channel_prefix = "tollway-test:{secrets.token_hex(6)}:chat:stream:"\n'
-    shared = tmp_path / "chat.toml"
-    shared.write_text("[products.chat.settings]\n" + channels)
     # The second process never polls for deliveries after its first pass, so the
     # message posted to the first is sent by the first, to a stream the second holds.
     idle = tmp_path / "idle.toml"
-    idle.write_text("[products.chat.settings]\n" + channels + "delivery_poll_interval = 3600\n")
+    idle.write_text("[products.chat.settings]\ndelivery_poll_interval = 3600\n")
     with (
-        GatewayProcess(plugins=["chat"], config=shared, **settings) as first,
+        GatewayProcess(plugins=["chat"], **settings) as first,
         GatewayProcess(plugins=["chat"], config=idle, **settings) as second,
     ):
         async with httpx.AsyncClient(timeout=10, headers=owner.headers) as client:

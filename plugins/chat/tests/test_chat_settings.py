@@ -23,7 +23,6 @@ def test_defaults() -> None:
     assert settings.delivery_poll_interval == 2
     assert (settings.stream_secret, settings.stream_token_ttl) == (None, 900)
     assert settings.stream_max_seconds == 3600
-    assert settings.stream_channel_prefix == "tollway:chat:stream:"
 
 
 async def test_the_gateway_reads_them_typed(gateway_factory: GatewayFactory) -> None:

@@ -11,11 +11,12 @@ by the chat plugin:
   ``smtp_starttls`` (false), ``smtp_username`` / ``smtp_password`` (optional),
   ``smtp_timeout`` (10 s). Until ``smtp_host`` is set it connects nowhere: each email
   message fails at once (:class:`ChannelNotConfigured`), with no retries.
-- ``live_chat``: published on the stream bus (``tollway_chat.bus``) to the contact's
-  open streams (``GET /v1/chat/stream``) on any gateway process. A contact with no
-  stream open anywhere is a failed send, retried like any other; the message stays
-  readable in the conversation, and a stream that reconnects with ``Last-Event-ID``
-  gets what it missed.
+- ``live_chat``: published on the gateway's real-time bus (``gateway.live``), topic
+  ``chat:<account>:<contact>`` (:func:`contact_topic`), to the contact's open streams
+  (``GET /v1/chat/stream``) on any gateway process. A contact with no stream open
+  anywhere is a failed send, retried like any other; the message stays readable in the
+  conversation, and a stream that reconnects with ``Last-Event-ID`` gets what it
+  missed.
 """
 
 from __future__ import annotations
@@ -30,8 +31,7 @@ from tollway import hookimpl
 from tollway_chat.settings import ChatSettings
 
 if TYPE_CHECKING:
-    from tollway import Gateway
-    from tollway_chat.bus import StreamBus
+    from tollway import Gateway, LiveBus
 
 
 class OutboundMessage(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,21 +105,26 @@ class EmailChannel:
         )
 
 
+def contact_topic(account_id: int, contact_id: int) -> str:
+    """The real-time bus topic of a contact's streams; its payloads are
+    :class:`OutboundMessage` as JSON."""
+    return f"chat:{account_id}:{contact_id}"
+
+
 class LiveChatChannel:
-    def __init__(self, bus: StreamBus) -> None:
+    def __init__(self, bus: LiveBus) -> None:
         self.bus = bus
 
     async def send(self, message: OutboundMessage) -> None:
-        if not await self.bus.publish(message):
+        topic = contact_topic(message.account_id, message.contact_id)
+        if not await self.bus.publish(topic, msgspec.json.encode(message)):
             raise ChannelError(f"contact {message.contact_id} has no open stream")
 
 
 @hookimpl(trylast=True)
 def tollway_chat_channel(channel_type: str, gateway: Gateway) -> Channel | None:
-    from tollway_chat.delivery import Delivery  # which imports this module
-
     if channel_type == "email":
         return EmailChannel(gateway.product_settings(ChatSettings))
     if channel_type == "live_chat":
-        return LiveChatChannel(gateway.service(Delivery).bus)
+        return LiveChatChannel(gateway.live)
     return None

@@ -34,7 +34,6 @@ from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import LeasedColumns, Poller, claim_due, renew, utcnow
-from tollway_chat.bus import StreamBus, stream_bus
 from tollway_chat.channels import Channel, ChannelError, OutboundMessage
 from tollway_chat.models import Agent, Contact, Conversation, Inbox, Message
 from tollway_chat.settings import ChatSettings
@@ -138,15 +137,13 @@ def _outbound(
 
 
 class Delivery:
-    """The gateway's chat delivery: the poller leasing due messages, the job sending
-    them, and the stream bus the live_chat channel publishes on (a service: the gateway
-    starts and stops it)."""
+    """The gateway's chat delivery: the poller leasing due messages and the job sending
+    them (a service: the gateway starts and stops it)."""
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         settings = gateway.product_settings(ChatSettings)
         self.retry_schedule = settings.delivery_retry_schedule
-        self.bus: StreamBus = stream_bus(gateway.settings.redis_url, settings.stream_channel_prefix)
         self._channels: dict[str, Channel | None] = {}
         self.poller = Poller(
             "tollway-chat-delivery",
@@ -156,14 +153,12 @@ class Delivery:
         )
 
     async def start(self) -> None:
-        await self.bus.start()
         await self.poller.start()
 
     async def stop(self) -> None:
         """Stop polling (messages not yet sent stay ``pending`` for the next start or
-        another process) and close the stream bus."""
+        another process)."""
         await self.poller.stop()
-        await self.bus.stop()
 
     # Scheduling ---------------------------------------------------------------------
 

@@ -8,15 +8,13 @@ ones. The contact's stream routes are keyless: the stream token names the accoun
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import msgspec
 from litestar import Request, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody, QueryParameter
-from litestar.response import ServerSentEvent, ServerSentEventMessage
+from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import (
@@ -27,13 +25,15 @@ from tollway import (
     FilterId,
     Id,
     ListPage,
+    LiveEvent,
     Page,
     Reads,
+    live_stream,
     offset,
     page_limit,
 )
 from tollway_chat import schemas
-from tollway_chat.channels import OutboundMessage
+from tollway_chat.channels import OutboundMessage, contact_topic
 from tollway_chat.delivery import Delivery
 from tollway_chat.models import Message
 from tollway_chat.product import (
@@ -218,7 +218,7 @@ async def create_stream_token(
     return schemas.StreamToken(token=token, contact_id=contact_id, expires_at=expires_at)
 
 
-def _event(message: OutboundMessage | Message) -> ServerSentEventMessage:
+def _event(message: OutboundMessage | Message) -> LiveEvent:
     if isinstance(message, Message):
         agent_name = message.agent.name if message.agent else None
         created_at = message.created_at.isoformat()
@@ -231,9 +231,11 @@ def _event(message: OutboundMessage | Message) -> ServerSentEventMessage:
         "sender": {"type": "agent", "name": agent_name},
         "created_at": created_at,
     }
-    return ServerSentEventMessage(
-        event="message", id=str(message.id), data=msgspec.json.encode(data).decode()
-    )
+    return LiveEvent(msgspec.json.encode(data), event="message", id=str(message.id))
+
+
+def _is_message(event: LiveEvent) -> bool:
+    return event.event == "message"
 
 
 def _last_event_id(request: Request[Any, Any, Any], after: int | None) -> int:
@@ -251,7 +253,6 @@ def _last_event_id(request: Request[Any, Any, Any], after: int | None) -> int:
 async def contact_stream(
     request: Request[Any, Any, Any],
     gateway: CurrentGateway,
-    delivery: NamedDependency[Delivery],
     stream_tokens: NamedDependency[StreamTokens],
     token: StreamTokenParam,
     max_seconds: Annotated[
@@ -264,54 +265,39 @@ async def contact_stream(
             ge=0, le=MAX_ROW_ID, description="Replay messages after this id (as Last-Event-ID)."
         ),
     ] = None,
-) -> ServerSentEvent:
+) -> Stream:
     """The contact's live_chat messages as Server-Sent Events (no API key: ``token``)."""
     _refuse_null(request, "after")
     account_id, contact_id = await stream_tokens.verify(token)
     resume = _last_event_id(request, after)
-    lifetime = min(max_seconds, gateway.product_settings(ChatSettings).stream_max_seconds)
-    bus = delivery.bus
-    queue = await bus.subscribe(account_id, contact_id)
-    try:
-        backlog: list[Message] = []
-        if resume:
-            # A session of its own, closed before the stream starts: an open stream
-            # holds no database connection, however long it waits for messages.
-            async with gateway.database.transaction() as session:
-                chat = Chat(session, account_id, gateway.webhooks)
-                backlog = await chat.stream_backlog(contact_id, resume, REPLAY_LIMIT)
-    except BaseException:
-        await bus.unsubscribe(account_id, contact_id, queue)
-        raise
+    replayed: set[int] = set()
 
-    async def events() -> AsyncIterator[ServerSentEventMessage]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + lifetime
-        try:
-            yield ServerSentEventMessage(
-                event="ready", data=msgspec.json.encode({"contact_id": contact_id}).decode()
-            )
-            replayed = {message.id for message in backlog}
-            for message in backlog:
-                yield _event(message)
-                if once:
-                    return
-            while (remaining := deadline - loop.time()) > 0:
-                try:
-                    live = await asyncio.wait_for(queue.get(), min(remaining, 15.0))
-                except TimeoutError:
-                    if deadline - loop.time() > 0:
-                        yield ServerSentEventMessage(comment="keep-alive")
-                    continue
-                if live.id <= resume or live.id in replayed:
-                    continue  # a retried send of a message the client has already
-                yield _event(live)
-                if once:
-                    return
-        finally:
-            await bus.unsubscribe(account_id, contact_id, queue)
+    async def opening() -> list[LiveEvent]:
+        ready = LiveEvent(msgspec.json.encode({"contact_id": contact_id}), event="ready")
+        if not resume:
+            return [ready]
+        # A session of its own, closed before the stream starts: an open stream holds
+        # no database connection, however long it waits for messages.
+        async with gateway.database.transaction() as session:
+            chat = Chat(session, account_id, gateway.webhooks)
+            backlog = await chat.stream_backlog(contact_id, resume, REPLAY_LIMIT)
+        replayed.update(message.id for message in backlog)
+        return [ready, *map(_event, backlog)]
 
-    return ServerSentEvent(events())
+    def sent(payload: bytes) -> LiveEvent | None:
+        message = msgspec.json.decode(payload, type=OutboundMessage)
+        if message.id <= resume or message.id in replayed:
+            return None  # a retried send of a message the client has already
+        return _event(message)
+
+    return await live_stream(
+        gateway.live,
+        contact_topic(account_id, contact_id),
+        sent,
+        first=opening,
+        max_seconds=min(max_seconds, gateway.product_settings(ChatSettings).stream_max_seconds),
+        end_after=_is_message if once else None,
+    )
 
 
 @post("/stream/messages", public=True)

@@ -37,9 +37,6 @@ class ChatSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Seconds a live_chat stream token is valid."""
     stream_max_seconds: int = 3600
     """The longest a live_chat stream stays open, whatever the client asks for."""
-    stream_channel_prefix: str = "tollway:chat:stream:"
-    """Prefix of the Redis publish/subscribe channels carrying live_chat messages
-    between processes (with ``redis_url``): one channel per contact."""
 
     def __post_init__(self) -> None:
         if not 0 < self.smtp_port < 65536:
