@@ -15,7 +15,7 @@ whose async methods do the per-request work.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -51,6 +51,12 @@ class RouteRegistrar(Protocol):
     ) -> None: ...
 
 
+class ScopeRegistrar(Protocol):
+    """The ``register`` callback of :func:`tollway_register_scopes`."""
+
+    def __call__(self, name: str, description: str, *, grants: Iterable[str] = ()) -> None: ...
+
+
 class CommandRegistrar(Protocol):
     """The ``register`` callback of :func:`tollway_register_commands`."""
 
@@ -76,11 +82,16 @@ def tollway_register_products(register: Callable[[Product], None]) -> None:
 
 
 @hookspec
-def tollway_register_scopes(register: Callable[[str, str], None]) -> None:
+def tollway_register_scopes(register: ScopeRegistrar) -> None:
     """Register API key scopes: ``register("code:qr:generate", "Generate QR codes")``.
 
     Scope names are ``<product>:<resource>:<action>``. Keys can only be created with
     registered scopes; a scope registered by two plugins fails start-up.
+
+    ``grants=`` makes a broad scope a key can hold instead of several narrow ones:
+    ``register("orders:read", "Read orders", grants=["pos:orders:read"])``. Each scope
+    it grants must be another registered scope that grants nothing itself, or start-up
+    fails. The default scope checker honours grants; a replacement should too.
     """
 
 
@@ -240,7 +251,8 @@ def tollway_key_authenticator(gateway: Gateway) -> KeyAuthenticator | None:
 def tollway_scope_checker(gateway: Gateway) -> ScopeChecker | None:
     """Return the object deciding whether a key's scopes grant a required scope.
 
-    Default: exact match (:class:`tollway.scopes.ExactScopeChecker`).
+    Default: a scope is granted by itself or by a scope registered as granting it
+    (:class:`tollway.scopes.RegisteredScopeChecker`).
     """
 
 

@@ -107,7 +107,7 @@ def collect(manager: pluggy.PluginManager) -> Registry:
     hook = manager.hook
 
     def bind(method: Callable[..., None]) -> Callable[[str], Callable[..., None]]:
-        return lambda plugin: lambda *args: method(*args, plugin=plugin)
+        return lambda plugin: lambda *args, **kwargs: method(*args, plugin=plugin, **kwargs)
 
     call_each(hook.tollway_register_products, bind(registry.add_product))
     call_each(hook.tollway_register_scopes, bind(registry.add_scope))
@@ -115,4 +115,5 @@ def collect(manager: pluggy.PluginManager) -> Registry:
     call_each(hook.tollway_register_models, bind(registry.add_models))
     call_each(hook.tollway_register_plans, bind(registry.add_plan))
     call_each(hook.tollway_register_settings, bind(registry.add_settings))
+    registry.check_scope_grants()
     return registry

@@ -7,7 +7,7 @@ plugin, so a duplicate names both plugins and start-up fails before serving anyt
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -75,6 +75,8 @@ class Scope:
     name: str
     description: str
     plugin: str
+    grants: tuple[str, ...] = ()
+    """The scopes a key holding this one is granted as well (a broad scope's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +161,38 @@ class Registry:
         self.products[product.name] = product
         self.plans.setdefault(product.name, {})
 
-    def add_scope(self, name: str, description: str, *, plugin: str) -> None:
+    def add_scope(
+        self, name: str, description: str, *, plugin: str, grants: Iterable[str] = ()
+    ) -> None:
         if not _SCOPE_PATTERN.match(name):
             raise RegistrationError(f"plugin {plugin!r}: invalid scope name {name!r}")
         self._claim("scope", name, plugin)
-        self.scopes[name] = Scope(name, description, plugin)
+        self.scopes[name] = Scope(name, description, plugin, tuple(dict.fromkeys(grants)))
+
+    def check_scope_grants(self) -> None:
+        """Fail unless every scope a scope grants is registered and grants nothing
+        itself (one level: what a key may do stays readable from its scopes)."""
+        for scope in self.scopes.values():
+            for granted in scope.grants:
+                target = self.scopes.get(granted)
+                if target is None or granted == scope.name:
+                    raise RegistrationError(
+                        f"plugin {scope.plugin!r}: scope {scope.name!r} grants "
+                        f"{granted!r}, which is not another registered scope"
+                    )
+                if target.grants:
+                    raise RegistrationError(
+                        f"plugin {scope.plugin!r}: scope {scope.name!r} grants {granted!r}, "
+                        "which grants scopes itself"
+                    )
+
+    def granted_by(self) -> dict[str, frozenset[str]]:
+        """Each scope some scope grants -> the scopes granting it."""
+        granting: dict[str, set[str]] = {}
+        for scope in self.scopes.values():
+            for granted in scope.grants:
+                granting.setdefault(granted, set()).add(scope.name)
+        return {name: frozenset(names) for name, names in granting.items()}
 
     def add_event(self, name: str, description: str, *, plugin: str) -> None:
         if not _EVENT_PATTERN.match(name):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 
@@ -11,8 +12,17 @@ class ScopeChecker(Protocol):
         ...
 
 
-class ExactScopeChecker:
-    """A scope is granted only by itself: least privilege, no wildcards."""
+class RegisteredScopeChecker:
+    """A scope is granted by itself, or by a scope registered as granting it
+    (``register("orders:read", ..., grants=("pos:orders:read",))``): least privilege,
+    no wildcards; what a broad scope grants is declared, never inferred from its name."""
+
+    def __init__(self, granted_by: Mapping[str, frozenset[str]]) -> None:
+        self._granted_by = dict(granted_by)
+        """Required scope -> the broader scopes granting it, when it has any."""
 
     def grants(self, held: frozenset[str], required: str) -> bool:
-        return required in held
+        if required in held:
+            return True
+        granting = self._granted_by.get(required)
+        return granting is not None and not held.isdisjoint(granting)

@@ -1,12 +1,13 @@
-"""Default scope checker: exact match."""
+"""Default scope checker: a scope is granted by itself or by a scope registered as
+granting it."""
 
 from __future__ import annotations
 
 from tollway.gateway import Gateway
 from tollway.hookspecs import hookimpl
-from tollway.scopes import ExactScopeChecker, ScopeChecker
+from tollway.scopes import RegisteredScopeChecker, ScopeChecker
 
 
 @hookimpl(trylast=True)
 def tollway_scope_checker(gateway: Gateway) -> ScopeChecker:
-    return ExactScopeChecker()
+    return RegisteredScopeChecker(gateway.registry.granted_by())
