@@ -93,6 +93,17 @@ class CustomerTokens:
     def verify(self, token: str, *, account_id: int, product: str) -> Customer:
         """The customer of ``token``, or :class:`~tollway.Unauthorized` when it is
         malformed, expired, signed otherwise, for another product or another account."""
+        customer = self.bearer(token, product=product)
+        if customer.account_id != account_id:
+            raise Unauthorized(f"{HEADER} is not a valid token for this product")
+        return customer
+
+    def bearer(self, token: str, *, product: str, name: str = HEADER) -> Customer:
+        """The customer of ``token`` of whichever account issued it: for a keyless route
+        the token alone admits (a live stream's ``?token=``), whose ``product`` is an
+        audience of its own that no keyed route accepts. :class:`~tollway.Unauthorized`
+        (naming the token ``name``) when it is malformed, expired, signed otherwise or
+        for another product."""
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -102,9 +113,10 @@ class CustomerTokens:
                 options={"require": ["sub", "aud", "exp", "acc"]},
             )
         except jwt.ExpiredSignatureError:
-            raise Unauthorized(f"{HEADER} has expired; sign in again") from None
+            raise Unauthorized(f"{name} has expired; sign in again") from None
         except jwt.InvalidTokenError:
-            raise Unauthorized(f"{HEADER} is not a valid token for this product") from None
-        if claims["acc"] != account_id or not isinstance(claims["sub"], str):
-            raise Unauthorized(f"{HEADER} is not a valid token for this product")
-        return Customer(claims["sub"], account_id, product, int(claims["exp"]))
+            raise Unauthorized(f"{name} is not a valid token for this product") from None
+        account_id, subject = claims["acc"], claims["sub"]
+        if type(account_id) is not int or not isinstance(subject, str):
+            raise Unauthorized(f"{name} is not a valid token for this product")
+        return Customer(subject, account_id, product, int(claims["exp"]))
