@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import Any, TypeVar
 
 from litestar import Litestar, Request, Response, Router
+from litestar._kwargs import KwargsModel
 from litestar.connection import ASGIConnection
 from litestar.di import Provide
 from litestar.exceptions import HTTPException, MethodNotAllowedException
@@ -44,7 +45,12 @@ from tollway.observability.metrics import metrics_route
 from tollway.observability.responses import OBSERVED, response_observer
 from tollway.openapi import ApiReference
 from tollway.pipeline import GATE, Caller, Gate, Pipeline, stamp_response_headers
-from tollway.query import check_query_string, utf8_query_strings
+from tollway.query import (
+    check_query_string,
+    nullable_query_parameters,
+    refuse_null,
+    utf8_query_strings,
+)
 from tollway.registry import RegistrationError
 from tollway.state import request_state
 
@@ -200,9 +206,10 @@ def _compile_routes(app: Litestar, gateway: Gateway) -> None:
         _resolve_in_turn(route)
         handlers = [h for h in route.route_handlers if h.opt.get("product") is not None]
         automatic = [h for h in handlers if _is_preflight(h)]
+        kwargs = {id(handler): model for handler, model in route.route_handler_map.values()}
         for handler in handlers:
             if handler not in automatic:
-                _compile(handler, route.path_format, pipeline, gateway)
+                _compile(handler, kwargs[id(handler)], route.path_format, pipeline, gateway)
         reports = (h.opt[GATE].report for h in handlers if GATE in h.opt)
         report = next((found for found in reports if found is not None), None)
         for handler in automatic:
@@ -247,7 +254,13 @@ def _is_preflight(handler: HTTPRouteHandler) -> bool:
     )
 
 
-def _compile(handler: HTTPRouteHandler, path: str, pipeline: Pipeline, gateway: Gateway) -> None:
+def _compile(
+    handler: HTTPRouteHandler,
+    kwargs: KwargsModel,
+    path: str,
+    pipeline: Pipeline,
+    gateway: Gateway,
+) -> None:
     product = gateway.registry.products[handler.opt["product"]]
     access = access_of(handler.opt, product)
     assert access is not None  # checked when the route was registered
@@ -263,6 +276,8 @@ def _compile(handler: HTTPRouteHandler, path: str, pipeline: Pipeline, gateway: 
         steps.append(check_body)
     if (claim := claim_step(handler, access, path, gateway)) is not None:
         steps.append(claim)
+    if nullable := nullable_query_parameters(handler, kwargs):
+        steps.append(refuse_null(nullable))
     layers = [layer.before_request for layer in handler.ownership_layers]
     own = next((step for step in reversed(layers) if step), None)
     # The app's own hook is the query check the chain already makes.

@@ -80,14 +80,6 @@ def provide_chat_reads(reads: NamedDependency[Reads], caller: CurrentCaller) -> 
     return ChatReads(reads, caller.principal.account_id)
 
 
-def _refuse_null(request: Request[Any, Any, Any], *names: str) -> None:
-    """Litestar reads ``?name=null`` as an absent optional parameter; it is not a value
-    of these parameters, so it is refused rather than ignored."""
-    for name in names:
-        if "null" in request.query_params.getall(name, []):
-            raise BadRequest(f"Invalid request: {name}: null is not a valid value")
-
-
 def _text(value: str, field: str) -> str:
     """``value``, if the database can store it (PostgreSQL text cannot hold NUL)."""
     if "\x00" in value:
@@ -107,7 +99,6 @@ def _name(value: str) -> str:
 
 @get("/conversations", scope=CONVERSATIONS_READ)
 async def list_conversations(
-    request: Request[Any, Any, Any],
     chat_reads: NamedDependency[ChatReads],
     status: Annotated[schemas.ConversationStatus | None, QueryParameter()] = None,
     inbox_id: FilterId = None,
@@ -116,7 +107,6 @@ async def list_conversations(
     limit: Annotated[int, page_limit(50)] = 25,
 ) -> ListPage[schemas.Conversation]:
     """Most recent activity first."""
-    _refuse_null(request, "status", "inbox_id", "agent_id")
     data, total = await chat_reads.list_conversations(
         status=status,
         inbox_id=inbox_id,
@@ -267,7 +257,6 @@ async def contact_stream(
     ] = None,
 ) -> Stream:
     """The contact's live_chat messages as Server-Sent Events (no API key: ``token``)."""
-    _refuse_null(request, "after")
     account_id, contact_id = await stream_tokens.verify(token)
     resume = _last_event_id(request, after)
     replayed: set[int] = set()
