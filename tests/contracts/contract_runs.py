@@ -15,6 +15,7 @@ UNLIMITED = 10**9
 CONTRACT_SETTINGS: dict[str, dict[str, Any]] = {
     # Streams the fuzzer opens end after a second rather than at the harness's timeout.
     "chat": {"stream_max_seconds": 1},
+    "pos": {"stream_max_seconds": 1},
 }
 """Product settings of the contract runs, where a product's defaults suit production
 but would only make the run slow."""

@@ -29,7 +29,7 @@ def example(name: str) -> str:
 class Shop:
     @hookimpl
     def tollway_register_events(self, register: Any) -> None:
-        register("order.created", "An order was placed")
+        register("shop.order_placed", "An order was placed")
 
 
 async def _a_delivery(
@@ -43,7 +43,7 @@ async def _a_delivery(
     )
     account = await gateway.accounts.create_account("shop")
     endpoint, secret = await gateway.webhooks.register_endpoint(
-        account, receiver.url(), ["order.created"]
+        account, receiver.url(), ["shop.order_placed"]
     )
     receiver.trust(secret)
     result = await gateway.webhooks.send_test(account, endpoint.id)
