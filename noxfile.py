@@ -65,8 +65,9 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Gateway overhead against a bare Litestar route, the public QR API against raw
-    segno, the chat API and short link redirects against the trivial route (driven by
-    wrk; links also open loop and analytics over a million clicks), webhook
+    segno, the chat API, short link redirects and the point of sale's catalog and orders
+    against the trivial route (driven by wrk; links also open loop and analytics over a
+    million clicks, the point of sale its reports over a year of orders), webhook
     delivery latency and throughput, background removal through the API against
     rembg called directly, scale-out from 1 to 2 processes with the Redis limiter's
     round trips, and a 10-minute soak of a gateway + worker deployment; see bench/
@@ -79,6 +80,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "bench/chat.py")
     session.run("python", "bench/latency.py")
     session.run("python", "bench/links.py")
+    session.run("python", "bench/pos.py")
     session.run("tollway", "removebg", "models", "fetch")
     session.run("python", "bench/removebg.py")
     session.run("python", "bench/scale.py")

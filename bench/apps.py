@@ -8,9 +8,9 @@ The gateway overhead benchmark's two serve the same trivial handler at the same 
   so every request runs the whole pipeline: key auth (cached), subscription, scope,
   rate limit (a quota that never trips) and the response headers.
 
-``apps:qr_app``, ``apps:chat_app`` and ``apps:link_app`` serve products for
-``bench/qr.py``, ``bench/chat.py`` and ``bench/links.py``; the chat and link ones keep
-the benchmark route beside the product's routes.
+``apps:qr_app``, ``apps:chat_app``, ``apps:link_app`` and ``apps:pos_app`` serve products
+for ``bench/qr.py``, ``bench/chat.py``, ``bench/links.py`` and ``bench/pos.py``; the chat,
+link and point of sale ones keep the benchmark route beside the product's routes.
 
 The gateway factories read their settings from the ``TOLLWAY_*`` environment like
 ``tollway.asgi`` does (``bench/run.py`` sets them for the server subprocess), e.g.::
@@ -131,4 +131,11 @@ def link_app() -> Litestar:
     """The short links benchmark's app (``bench/links.py``): the gateway with ``link``
     and the benchmark route (``TOLLWAY_PLUGINS=bench,link``), so the trivial-route
     baseline is served by the same process, database and rate limiter as the redirects."""
+    return create_app(Gateway(load_settings(), extra_plugins=plugins()))
+
+
+def pos_app() -> Litestar:
+    """The point of sale benchmark's app (``bench/pos.py``): the gateway with ``pos`` and
+    the benchmark route (``TOLLWAY_PLUGINS=bench,pos``), so the trivial-route baseline is
+    served by the same process, database and rate limiter as the catalog and orders."""
     return create_app(Gateway(load_settings(), extra_plugins=plugins()))
