@@ -31,7 +31,7 @@ from tollway.jobs import JobFunction, JobQueue
 from tollway.live import LiveBus, live_bus
 from tollway.observability.metrics import GatewayMetrics
 from tollway.plans import resolve_plans
-from tollway.plugins import call_each, collect, plugin_manager
+from tollway.plugins import call_each, collect, collect_models, plugin_manager
 from tollway.ratelimit import RateLimiter
 from tollway.registry import Plan, RegistrationError, Registry
 from tollway.scopes import ScopeChecker
@@ -177,7 +177,7 @@ class Gateway:
         """
         models = self.registry.models
         if self.settings.plugins is not None:
-            models = collect(plugin_manager(None, self._extra_plugins)).models
+            models = collect_models(plugin_manager(None, self._extra_plugins))
         await upgrade(self.database, models)
 
     async def start(self) -> None:

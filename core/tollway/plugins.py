@@ -16,7 +16,7 @@ from typing import Any
 import pluggy
 
 from tollway import hookspecs
-from tollway.registry import RegistrationError, Registry
+from tollway.registry import Models, RegistrationError, Registry
 
 ENTRY_POINT_GROUP = "tollway.plugins"
 
@@ -101,19 +101,27 @@ def call_each(
         impl.function(*(arguments[name] for name in impl.argnames))
 
 
+def _bind(method: Callable[..., None]) -> Callable[[str], Callable[..., None]]:
+    return lambda plugin: lambda *args, **kwargs: method(*args, plugin=plugin, **kwargs)
+
+
+def collect_models(manager: pluggy.PluginManager) -> list[Models]:
+    """Only the models the plugins register (what a migration needs): plugins that are
+    never served together may each register an event or scope of the same name."""
+    registry = Registry()
+    call_each(manager.hook.tollway_register_models, _bind(registry.add_models))
+    return registry.models
+
+
 def collect(manager: pluggy.PluginManager) -> Registry:
     """Run the registration hooks (routes excepted) into a fresh registry."""
     registry = Registry()
     hook = manager.hook
-
-    def bind(method: Callable[..., None]) -> Callable[[str], Callable[..., None]]:
-        return lambda plugin: lambda *args, **kwargs: method(*args, plugin=plugin, **kwargs)
-
-    call_each(hook.tollway_register_products, bind(registry.add_product))
-    call_each(hook.tollway_register_scopes, bind(registry.add_scope))
-    call_each(hook.tollway_register_events, bind(registry.add_event))
-    call_each(hook.tollway_register_models, bind(registry.add_models))
-    call_each(hook.tollway_register_plans, bind(registry.add_plan))
-    call_each(hook.tollway_register_settings, bind(registry.add_settings))
+    call_each(hook.tollway_register_products, _bind(registry.add_product))
+    call_each(hook.tollway_register_scopes, _bind(registry.add_scope))
+    call_each(hook.tollway_register_events, _bind(registry.add_event))
+    call_each(hook.tollway_register_models, _bind(registry.add_models))
+    call_each(hook.tollway_register_plans, _bind(registry.add_plan))
+    call_each(hook.tollway_register_settings, _bind(registry.add_settings))
     registry.check_scope_grants()
     return registry
