@@ -16,6 +16,7 @@ from tollway.admission.customers import (
     CurrentCustomer,
     Customer,
     CustomerTokens,
+    check_sign_in,
     hash_password,
     verify_password,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "QueryKey",
     "Refusals",
     "Window",
+    "check_sign_in",
     "hash_password",
     "verify_password",
     "visitor_access",

@@ -48,6 +48,33 @@ async def verify_password(password_hash: str, password: str) -> bool:
         return False
 
 
+class _Decoy:
+    """A hash to check passwords against when no customer has the address."""
+
+    def __init__(self) -> None:
+        self._hash: str | None = None
+
+    async def hash(self) -> str:
+        if self._hash is None:
+            # Two first sign-ins may both make one; either will do.
+            self._hash = await hash_password("no customer has this password")
+        return self._hash
+
+
+_DECOY = _Decoy()
+
+
+async def check_sign_in(password_hash: str | None, password: str) -> bool:
+    """Whether a customer signs in with ``password``: ``password_hash`` is theirs, or
+    ``None`` when no customer has the address given. Then a decoy hash is checked all
+    the same, so an unknown address takes as long to refuse as a wrong password, and
+    the time of an answer tells no one who is a customer."""
+    if password_hash is None:
+        await verify_password(await _DECOY.hash(), password)
+        return False
+    return await verify_password(password_hash, password)
+
+
 class Customer(msgspec.Struct, frozen=True):
     """An end customer a token was verified for."""
 

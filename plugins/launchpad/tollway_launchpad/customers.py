@@ -21,9 +21,9 @@ from tollway import (
     CustomerTokens,
     Unauthorized,
     WebhookEngine,
+    check_sign_in,
     hash_password,
     utcnow,
-    verify_password,
 )
 from tollway_launchpad import schemas
 from tollway_launchpad.models import Customer
@@ -36,23 +36,6 @@ WRONG_CREDENTIALS = "Invalid email or password"
 """One answer for an unknown address and a wrong password: it tells no one who is a
 customer."""
 NOT_SIGNED_IN = "X-Customer-Token is not a valid token for this product"
-
-
-class _Decoy:
-    """A hash to check passwords against when no customer has the address, so that
-    signing in takes as long for an unknown address as for a wrong password."""
-
-    def __init__(self) -> None:
-        self._hash: str | None = None
-
-    async def hash(self) -> str:
-        if self._hash is None:
-            # Two first sign-ins may both make one; either will do.
-            self._hash = await hash_password("no customer has this password")
-        return self._hash
-
-
-_DECOY = _Decoy()
 
 
 def _full_name(value: str | None) -> str | None:
@@ -119,8 +102,8 @@ class Customers:
         """A new token for the customer whose address (any case) and password match;
         401 with the same message otherwise."""
         found = await self.reads.credentials(data.email)
-        password_hash = found.password_hash if found is not None else await _DECOY.hash()
-        if not await verify_password(password_hash, data.password) or found is None:
+        password_hash = None if found is None else found.password_hash
+        if not await check_sign_in(password_hash, data.password) or found is None:
             raise Unauthorized(WRONG_CREDENTIALS)
         brief = schemas.CustomerBrief(found.id, found.email, found.full_name)
         return schemas.SignIn(self._token(found.id), brief)

@@ -23,9 +23,9 @@ from tollway import (
     Customer,
     CustomerTokens,
     Unauthorized,
+    check_sign_in,
     hash_password,
     utcnow,
-    verify_password,
 )
 from tollway_pos import schemas
 from tollway_pos.catalog import new_id
@@ -40,22 +40,6 @@ WRONG_CREDENTIALS = "Invalid email or password"
 """One answer for an unknown address and a wrong password: it tells no one who is a
 customer."""
 NOT_SIGNED_IN = "X-Customer-Token is not a valid token for this product"
-
-
-class _Decoy:
-    """A hash to check passwords against when no customer has the address, so that
-    signing in takes as long for an unknown address as for a wrong password."""
-
-    def __init__(self) -> None:
-        self._hash: str | None = None
-
-    async def hash(self) -> str:
-        if self._hash is None:
-            self._hash = await hash_password("no customer has this password")
-        return self._hash
-
-
-_DECOY = _Decoy()
 
 
 def _addresses(given: list[schemas.AddressInput]) -> list[dict[str, Any]]:
@@ -137,8 +121,8 @@ class Customers:
         """New tokens for the customer whose address (any case) and password match;
         401 with the same message otherwise."""
         found = await self.reads.credentials(data.email)
-        password_hash = found[-1] if found is not None else await _DECOY.hash()
-        if not await verify_password(password_hash, data.password) or found is None:
+        password_hash = None if found is None else found[-1]
+        if not await check_sign_in(password_hash, data.password) or found is None:
             raise Unauthorized(WRONG_CREDENTIALS)
         customer_id, email, full_name, points, _ = found
         return self.signed_in(schemas.Customer(customer_id, email, full_name, points))
