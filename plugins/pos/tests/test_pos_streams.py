@@ -8,6 +8,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -64,24 +65,69 @@ async def _streamed_while(
     path: str,
     topic: str,
     change: Callable[[], Awaitable[Any]],
-    **request: Any,
+    *,
+    events: int,
+    params: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The events of ``path`` (a stream ending after ``stream_max_seconds``) when
-    ``change`` is made once it is subscribed."""
+    """The first ``events`` events of the stream ``path``, read as the app sends them
+    (straight from the ASGI app, as a browser reads them: httpx's in-process transport
+    would wait for the stream's end), ``change`` made once it is subscribed; then the
+    client goes away."""
+    app = pos.client._transport.app  # type: ignore[attr-defined]
+    sent: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    gone = asyncio.Event()
+    requested = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal requested
+        if not requested:
+            requested = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.put_nowait(message)
+
+    sent_headers = {**pos.owner.headers, **(headers or {})} if params is None else headers or {}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": POS + path,
+        "raw_path": (POS + path).encode(),
+        "query_string": urlencode(params or {}).encode(),
+        "root_path": "",
+        "headers": [(b"host", b"testserver")]
+        + [(name.lower().encode(), value.encode()) for name, value in sent_headers.items()],
+        "client": ("127.0.0.1", 40000),
+        "server": ("testserver", 80),
+    }
     subscriptions = _subscriptions(pos.gateway)
-    stream = asyncio.create_task(pos.client.get(POS + path, **request))
-    assert await asyncio.wait_for(subscriptions.get(), WAIT) == topic
-    await change()
-    response = await stream
-    assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("text/event-stream")
-    return sse_events(response.text)
+    serving = asyncio.create_task(app(scope, receive, send))
+    try:
+        assert await asyncio.wait_for(subscriptions.get(), WAIT) == topic
+        await change()
+        start = await asyncio.wait_for(sent.get(), WAIT)
+        assert start["status"] == 200
+        content_type = dict(start["headers"])[b"content-type"]
+        assert content_type.startswith(b"text/event-stream")
+        body = ""
+        while len(found := sse_events(body)) < events:
+            body += (await asyncio.wait_for(sent.get(), WAIT))["body"].decode()
+        return found
+    finally:
+        gone.set()
+        await asyncio.wait_for(serving, WAIT)
 
 
 async def test_an_order_stream_sends_the_order_then_each_change(
     product_client: ProductClientFactory,
 ) -> None:
-    async with pos_client(product_client, settings={"stream_max_seconds": 1}) as pos:
+    async with pos_client(product_client, settings={"stream_max_seconds": 60}) as pos:
         burger = await product(pos, stock_qty=10)
         placed = await order(pos, [{"product_id": burger["id"], "qty": 1}])
         path = f"/orders/{placed['id']}"
@@ -90,7 +136,7 @@ async def test_an_order_stream_sends_the_order_then_each_change(
             await pos.call("PATCH", path, json={"status": "confirmed"})
 
         topic = order_topic(pos.owner.account_id, placed["id"])
-        events = await _streamed_while(pos, f"/live{path}", topic, confirm)
+        events = await _streamed_while(pos, f"/live{path}", topic, confirm, events=2)
         assert [(e["event"], e["data"]["status"]) for e in events] == [
             ("order", "pending"),
             ("order", "confirmed"),
@@ -103,7 +149,7 @@ async def test_an_order_stream_sends_the_order_then_each_change(
 async def test_the_inventory_stream_sends_the_stock_then_each_changed_item(
     product_client: ProductClientFactory,
 ) -> None:
-    async with pos_client(product_client, settings={"stream_max_seconds": 1}) as pos:
+    async with pos_client(product_client, settings={"stream_max_seconds": 60}) as pos:
         burger = await product(pos, stock_qty=10)
         await product(pos, "Fries", stock_qty=4)
         await product(pos, "Water")  # not tracked: not in the inventory
@@ -112,7 +158,7 @@ async def test_the_inventory_stream_sends_the_stock_then_each_changed_item(
             await order(pos, [{"product_id": burger["id"], "qty": 3}])
 
         topic = inventory_topic(pos.owner.account_id)
-        events = await _streamed_while(pos, "/live/inventory", topic, sell)
+        events = await _streamed_while(pos, "/live/inventory", topic, sell, events=2)
         assert [e["event"] for e in events] == ["inventory", "stock"]
         first = {item["product_name"]: item["qty"] for item in events[0]["data"]["inventory"]}
         assert first == {"Cheeseburger": 10, "Fries": 4}
@@ -122,7 +168,7 @@ async def test_the_inventory_stream_sends_the_stock_then_each_changed_item(
 async def test_the_realtime_token_follows_the_customers_own_orders_only(
     product_client: ProductClientFactory,
 ) -> None:
-    async with pos_client(product_client, settings={"stream_max_seconds": 1}) as pos:
+    async with pos_client(product_client, settings={"stream_max_seconds": 60}) as pos:
         burger = await product(pos, stock_qty=10)
         ada, bob = await customer(pos, "ada@example.com"), await customer(pos, "bob@example.com")
         mine = await order(pos, [{"product_id": burger["id"], "qty": 1}], headers=signed_in(ada))
@@ -134,7 +180,7 @@ async def test_the_realtime_token_follows_the_customers_own_orders_only(
 
         topic = order_topic(pos.owner.account_id, mine["id"])
         path = f"/realtime/orders/{mine['id']}"
-        events = await _streamed_while(pos, path, topic, prepare, params=token)
+        events = await _streamed_while(pos, path, topic, prepare, events=2, params=token)
         assert [e["data"]["status"] for e in events] == ["pending", "confirmed"]
         refused = {
             "another's order": (f"/realtime/orders/{theirs['id']}", token, 404),
@@ -145,8 +191,19 @@ async def test_the_realtime_token_follows_the_customers_own_orders_only(
         for what, (url, params, status) in refused.items():
             response = await pos.client.get(POS + url, params=params)
             assert response.status_code == status, (what, response.text)
-        stock = await pos.client.get(f"{POS}/realtime/inventory", params=token)
-        assert sse_events(stock.text)[0]["event"] == "inventory"
+
+        async def nothing() -> None:
+            pass
+
+        stock = await _streamed_while(
+            pos,
+            "/realtime/inventory",
+            inventory_topic(pos.owner.account_id),
+            nothing,
+            events=1,
+            params=token,
+        )
+        assert stock[0]["event"] == "inventory"
 
 
 async def _events(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:

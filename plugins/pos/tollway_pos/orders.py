@@ -22,13 +22,12 @@ from typing import Any, cast
 
 import msgspec
 from sqlalchemy import Table, bindparam, func, insert, select, text, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tollway import (
     BadRequest,
     Conflict,
     UnprocessableEntity,
-    WebhookEngine,
     utcnow,
 )
 from tollway.billing import decimals
@@ -42,7 +41,6 @@ from tollway_pos.checkout import (
     quote,
     wire_lines,
 )
-from tollway_pos.live import Live
 from tollway_pos.models import Coupon, Customer, Order, OrderLine, Product, StockMovement, Store
 from tollway_pos.product import ORDER_CANCELLED, ORDER_COMPLETED, ORDER_CREATED, ORDER_UPDATED
 from tollway_pos.queries import (
@@ -54,7 +52,6 @@ from tollway_pos.queries import (
     order_of,
     product_row,
 )
-from tollway_pos.settings import PosSettings
 
 MOVES: dict[str, frozenset[str]] = {
     "pending": frozenset({"confirmed", "cancelled"}),
@@ -156,22 +153,16 @@ def points_for(total_cents: int, currency: str, points_per_unit: int) -> int:
 
 
 class Orders:
-    """One store's orders, in ``session``'s transaction."""
+    """One store's orders, in the transaction of its ``catalog`` (whose stock they
+    take and give back)."""
 
-    def __init__(
-        self,
-        session: AsyncSession,
-        account_id: int,
-        settings: PosSettings,
-        webhooks: WebhookEngine,
-        live: Live,
-    ) -> None:
-        self.session = session
-        self.account_id = account_id
-        self.settings = settings
-        self.webhooks = webhooks
-        self.live = live
-        self.catalog = Catalog(session, account_id, settings, webhooks, live)
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.session = catalog.session
+        self.account_id = catalog.account_id
+        self.settings = catalog.settings
+        self.webhooks = catalog.webhooks
+        self.live = catalog.live
 
     async def _connection(self) -> AsyncConnection:
         """The transaction's connection: every statement here is Core, run on it

@@ -2,15 +2,11 @@
 (:class:`tollway.Reads`), rows straight into the wire's Structs.
 
 Every query is filtered by the store (the caller's account), so another store's product,
-customer or order is simply not found. Product search is the database's full text:
-PostgreSQL's ``tsvector`` (the expression of the migration's GIN index) or SQLite's FTS5
-table. Every word of a search must start a word of the name or the description:
-``burg chee`` finds "Burger with cheese", not "Cheeseburger".
+customer or order is simply not found. Product search is :mod:`tollway_pos.search`'s.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, time
 from functools import cache
@@ -24,22 +20,17 @@ from sqlalchemy import (
     Text,
     bindparam,
     cast,
-    column,
-    func,
-    literal_column,
     or_,
     select,
-    table,
     true,
 )
 
 from tollway import PAGE_LIMIT, PAGE_OFFSET, NotFound, Paged, Reads, count_of
 from tollway_pos import schemas
 from tollway_pos.models import Category, Customer, Order, OrderLine, Product
+from tollway_pos.search import matches, search_terms, search_words
 
 ACCOUNT: BindParameter[int] = bindparam("account_id")
-MAX_SEARCH_WORDS = 10
-_WORD = re.compile(r"\w+")
 
 CATEGORY_COLUMNS = [getattr(Category, name) for name in schemas.Category.__struct_fields__]
 CATEGORIES = (
@@ -163,36 +154,6 @@ def email_key(email: str) -> str:
     return email.strip().lower()
 
 
-def search_words(search: str) -> list[str]:
-    """The words a product search looks for (lowercased, at most ten)."""
-    return [word.lower() for word in _WORD.findall(search)][:MAX_SEARCH_WORDS]
-
-
-def _matches(dialect: str) -> ColumnElement[bool]:
-    """Products whose name or description has a word starting with each of ``terms``."""
-    terms: BindParameter[str] = bindparam("terms")
-    if dialect == "postgresql":
-        document: ColumnElement[Any] = literal_column(
-            "to_tsvector('simple', regexp_replace("
-            "pos_products.name || ' ' || pos_products.description, '\\W+', ' ', 'g'))"
-        )
-        matched: ColumnElement[bool] = document.op("@@")(
-            func.to_tsquery(literal_column("'simple'"), terms)
-        )
-        return matched
-    fts = table("pos_products_fts", column("rowid"))
-    whole: ColumnElement[Any] = literal_column("pos_products_fts")  # FTS5's query column
-    found: Any = select(fts.c.rowid).where(whole.op("MATCH")(terms))
-    return literal_column("pos_products.rowid").in_(found)
-
-
-def search_terms(words: Sequence[str], dialect: str) -> str:
-    """``words`` as the database's full-text query: every word, as a prefix."""
-    if dialect == "postgresql":
-        return " & ".join(f"{word}:*" for word in words)
-    return " AND ".join(f'"{word}"*' for word in words)
-
-
 @cache
 def _product_page(dialect: str, category: bool, in_stock: bool | None, search: bool) -> Paged:
     """Active products by name; the filters each add a condition."""
@@ -207,7 +168,7 @@ def _product_page(dialect: str, category: bool, in_stock: bool | None, search: b
     elif in_stock is False:
         conditions.append(Product.stock_qty <= 0)
     if search:
-        conditions.append(_matches(dialect))
+        conditions.append(matches(dialect))
     page = select(*PRODUCT_COLUMNS).where(*conditions).order_by(Product.name, Product.id)
     return Paged(page.offset(PAGE_OFFSET).limit(PAGE_LIMIT), count_of(Product, *conditions))
 

@@ -105,6 +105,7 @@ def provide_catalog(
     gateway: CurrentGateway,
     live: NamedDependency[Live],
 ) -> Catalog:
+    """The caller's store's catalog, on the request's transaction (``catalog``)."""
     return Catalog(
         transaction,
         caller.principal.account_id,
@@ -114,19 +115,9 @@ def provide_catalog(
     )
 
 
-def provide_orders(
-    transaction: NamedDependency[AsyncSession],
-    caller: CurrentCaller,
-    gateway: CurrentGateway,
-    live: NamedDependency[Live],
-) -> Orders:
-    return Orders(
-        transaction,
-        caller.principal.account_id,
-        gateway.product_settings(PosSettings),
-        gateway.webhooks,
-        live,
-    )
+def provide_orders(catalog: NamedDependency[Catalog]) -> Orders:
+    """The caller's store's orders, on the request's transaction (``orders``)."""
+    return Orders(catalog)
 
 
 async def provide_customers(
