@@ -72,8 +72,8 @@ async def _streamed_while(
 ) -> list[dict[str, Any]]:
     """The first ``events`` events of the stream ``path``, read as the app sends them
     (straight from the ASGI app, as a browser reads them: httpx's in-process transport
-    would wait for the stream's end), ``change`` made once it is subscribed; then the
-    client goes away."""
+    would wait for the stream's end), ``change`` made once the first has arrived; then
+    the client goes away."""
     app = pos.client._transport.app  # type: ignore[attr-defined]
     sent: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     gone = asyncio.Event()
@@ -109,16 +109,25 @@ async def _streamed_while(
     subscriptions = _subscriptions(pos.gateway)
     serving = asyncio.create_task(app(scope, receive, send))
     try:
-        assert await asyncio.wait_for(subscriptions.get(), WAIT) == topic
-        await change()
         start = await asyncio.wait_for(sent.get(), WAIT)
         assert start["status"] == 200
         content_type = dict(start["headers"])[b"content-type"]
         assert content_type.startswith(b"text/event-stream")
+        assert subscriptions.get_nowait() == topic  # subscribed before the first event
         body = ""
-        while len(found := sse_events(body)) < events:
-            body += (await asyncio.wait_for(sent.get(), WAIT))["body"].decode()
-        return found
+
+        async def until(count: int) -> list[dict[str, Any]]:
+            nonlocal body
+            while len(found := sse_events(body)) < count:
+                body += (await asyncio.wait_for(sent.get(), WAIT))["body"].decode()
+            return found
+
+        # The change follows the document as the client got it; made any sooner, the
+        # document read once subscribed may already show it, and then it is not sent
+        # again (only newer versions are).
+        await until(1)
+        await change()
+        return await until(events)
     finally:
         gone.set()
         await asyncio.wait_for(serving, WAIT)
