@@ -25,10 +25,11 @@ from sqlalchemy import (
     true,
 )
 
-from tollway import PAGE_LIMIT, PAGE_OFFSET, NotFound, Paged, Reads, count_of
+from tollway import PAGE_LIMIT, PAGE_OFFSET, Gateway, NotFound, Paged, Reads, count_of
 from tollway_pos import schemas
 from tollway_pos.models import Category, Customer, Order, OrderLine, Product
 from tollway_pos.search import matches, search_terms, search_words
+from tollway_pos.settings import PosSettings
 
 ACCOUNT: BindParameter[int] = bindparam("account_id")
 
@@ -321,6 +322,14 @@ class PosReads:
         self.account_id = account_id
         self.currency = currency
         self.dialect = dialect
+
+    @classmethod
+    def of_store(cls, reads: Reads, account_id: int, gateway: Gateway) -> PosReads:
+        """Store ``account_id``'s reads on ``gateway``'s currency and database."""
+        currency = gateway.product_settings(PosSettings).currency
+        return cls(
+            reads, account_id, currency=currency, dialect=gateway.database.engine.dialect.name
+        )
 
     def _product(self, *row: Any) -> schemas.Product:
         return product_row(self.currency, row)

@@ -91,12 +91,7 @@ def provide_pos_reads(
     reads: NamedDependency[Reads], caller: CurrentCaller, gateway: CurrentGateway
 ) -> PosReads:
     """The caller's store for reading (``pos_reads``): no transaction."""
-    return PosReads(
-        reads,
-        caller.principal.account_id,
-        currency=gateway.product_settings(PosSettings).currency,
-        dialect=gateway.database.engine.dialect.name,
-    )
+    return PosReads.of_store(reads, caller.principal.account_id, gateway)
 
 
 def provide_catalog(

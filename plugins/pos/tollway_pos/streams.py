@@ -96,14 +96,7 @@ async def _customer_reads(
 ) -> tuple[PosReads, str]:
     tokens = await gateway.customer_tokens()
     customer = tokens.bearer(token, product=LIVE_AUDIENCE, name="token")
-    settings = gateway.product_settings(PosSettings)
-    pos_reads = PosReads(
-        reads,
-        customer.account_id,
-        currency=settings.currency,
-        dialect=gateway.database.engine.dialect.name,
-    )
-    return pos_reads, customer.id
+    return PosReads.of_store(reads, customer.account_id, gateway), customer.id
 
 
 @get("/realtime/orders/{order_id:str}", public=True, media_type="text/event-stream")
