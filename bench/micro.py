@@ -10,8 +10,8 @@ from a shared machine: compare rows of one run). Three sections:
   purpose, so it may need updating when they change;
 * whole requests pushed through each ASGI app directly: ``bare`` against Litestar
   configured like ``create_app`` with hooks that do nothing (``+noop guard`` ...), the
-  real gateway apps (admitted from a ``before_request`` step, not a guard: Litestar
-  runs ``copy(route_handler)`` for every guard call, timed below);
+  real gateway apps (admitted by each route's entry, ``tollway.entry``, not a guard:
+  Litestar runs ``copy(route_handler)`` for every guard call, timed below);
 * the Redis client: CPU per rate limit hit with 32 hits in flight, as configured,
   with redis-py's defaults, and pipelined.
 
@@ -44,8 +44,9 @@ from tollway import Gateway, load_settings
 from tollway.admission.access import bearer_token
 from tollway.app import create_app
 from tollway.auth import DatabaseKeyAuthenticator
+from tollway.entry import RouteEntry, stamping
 from tollway.keys import hash_key, is_well_formed
-from tollway.pipeline import GATE, Caller, Gate, stamp_response_headers
+from tollway.pipeline import GATE, Caller, Gate
 from tollway.plans import daily_quota
 from tollway.state import request_id, request_state
 from tollway.testing import redis_unreachable
@@ -176,16 +177,25 @@ async def pipeline_steps(
     async def load() -> object:
         return await authenticator._load(digest)
 
-    request: Request[Any, Any, Any] = Request(scope)
+    async def receive() -> HTTPRequestEvent:
+        return {"type": "http.request", "body": b"", "more_body": False}
 
     async def admit() -> None:
-        await admit_request(request)
+        await admit_request(scope, receive, request_state(scope))
 
     start_message: Message = {"type": "http.response.start", "status": 200, "headers": []}
 
+    async def sent(message: Message) -> None:
+        return None
+
+    route = gateway.metrics.route(apps.PRODUCT, apps.ROUTE)
+
     async def stamp() -> None:
         fresh = http_scope(apps.PATH, headers)
-        await stamp_response_headers(dict(start_message), fresh)  # type: ignore[arg-type]
+        state = request_state(fresh)
+        state.headers = decision.headers()
+        stamped = stamping(sent, fresh, state, route, None, None)
+        await stamped(dict(start_message))  # type: ignore[arg-type]
 
     async def hit() -> object:
         return await limiter.hit(f"{apps.PRODUCT}:{principal.account_id}", quota)
@@ -200,7 +210,7 @@ async def pipeline_steps(
         ("Caller(...)", sync(lambda: Caller(principal, gate.product, plan, decision))),
         ("gate.admit, total", admit),
         ("request_id(scope) [new id]", sync(lambda: request_id(http_scope("/", [])))),
-        ("stamp_response_headers, total", stamp),
+        ("start + headers + stamped send", stamp),
         ("key cache miss: _load(digest)", load),
         ("copy(route handler) [per guard]", sync(lambda: copy.copy(handler))),
     ]
@@ -211,21 +221,22 @@ async def admit_in_requests(
     gateway: Gateway, key: str, iterations: int, repeat: int
 ) -> tuple[str, float]:
     """Microseconds per ``gate.admit`` timed inside whole requests (best of ``repeat``
-    batches), on an app of its own whose keyed route starts the request, then admits."""
+    batches), on an app of its own whose keyed route's entry times its admission."""
     app = create_app(gateway)
-    handler, gate = gate_of(app)
+    _, gate = gate_of(app)
     admit = gate.admit
     assert admit is not None
     spent = 0
 
-    async def timed_admit(request: Request[Any, Any, Any]) -> None:
+    async def timed_admit(scope: Scope, receive: Any, state: Any) -> None:
         nonlocal spent
-        request_state(request.scope)
         start = time.perf_counter_ns()
-        await admit(request)
+        await admit(scope, receive, state)
         spent += time.perf_counter_ns() - start
 
-    handler.before_request = timed_admit
+    entry, _, *_ = app.asgi_router.handle_routing(apps.PATH, "GET")
+    assert isinstance(entry, RouteEntry)
+    entry._admit = timed_admit
     step = request_step(
         app, [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode())]
     )

@@ -1,12 +1,13 @@
 """The request path: key -> subscription -> scope -> rate limit -> customer.
 
 Each route's :class:`~tollway.admission.Access` is compiled once, at start-up, into a
-:class:`Gate`: the ``before_request`` step admitting its requests, run before the
-body is read, so a request without a valid key never costs body decoding. (Not a
-Litestar guard: Litestar copies the route handler for every guard call, which cost
-more than all the checks here.) What admission learns goes into the request's
+:class:`Gate`: the step admitting its requests, which the route's entry
+(:mod:`tollway.entry`) runs before Litestar makes a request object or reads the body,
+so a request without a valid key never costs body decoding. (Not a Litestar guard:
+Litestar copies the route handler for every guard call, which cost more than all the
+checks here.) What admission learns goes into the request's
 :class:`~tollway.state.RequestState`: the caller for the handler, the rate limit
-headers for the ``before_send`` hook that stamps every response.
+headers for the ``send`` that stamps the response.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from litestar import Request
 from litestar.di import NamedDependency
-from litestar.types import Message, Scope
+from litestar.types import Receive, Scope
 
-from tollway.admission.access import Access, BearerKey, Refusals, bearer_token
+from tollway.admission.access import Access, BearerKey, Refusals, bearer_of
 from tollway.admission.customers import HEADER as CUSTOMER_HEADER
 from tollway.admission.customers import Customer, CustomerTokens
 from tollway.auth import KeyAuthenticator, Principal
@@ -32,7 +33,7 @@ from tollway.ratelimit import Decision, Quota, RateLimiter, RateLimiterUnavailab
 from tollway.registry import Plan, Product
 from tollway.scopes import ScopeChecker
 from tollway.settings import FailurePolicy
-from tollway.state import request_state
+from tollway.state import RequestState, request_state
 
 if TYPE_CHECKING:
     from tollway.gateway import Gateway
@@ -42,7 +43,7 @@ log = logging.getLogger("tollway.pipeline")
 GATE = "tollway.gate"
 """Route ``opt`` key of the route's :class:`Gate`, set at start-up."""
 
-Step = Callable[[Request[Any, Any, Any]], Awaitable[None]]
+Admit = Callable[[Scope, Receive, RequestState], Awaitable[None]]
 Reporter = Callable[[Scope], Awaitable[None]]
 
 _CUSTOMER_HEADER = CUSTOMER_HEADER.lower().encode()
@@ -68,49 +69,14 @@ class Gate:
 
     product: Product
     access: Access
-    admit: Step | None
-    """The ``before_request`` step admitting requests; ``None`` for public routes."""
+    admit: Admit | None
+    """The step admitting requests; ``None`` for public routes."""
     report: Reporter | None
     """Puts the caller's window on answers admission never reached (``access.report``)."""
 
     @property
     def public(self) -> bool:
         return self.access.public
-
-
-async def stamp_response_headers(message: Message, scope: Scope) -> None:
-    """``before_send`` hook: every response gets its request id and rate limit headers,
-    reported by the route's gate when no admission left any."""
-    if message["type"] != "http.response.start":
-        return
-    headers = message.get("headers")
-    if type(headers) is not list:
-        # Litestar hands over a fresh list per response; anything else is copied.
-        headers = message["headers"] = list(headers or ())
-    state = request_state(scope)
-    headers.append((b"x-request-id", state.request_id.encode()))
-    extra = state.headers
-    if extra is None:
-        extra = await _reported_headers(scope, state.report)
-    if extra:
-        headers.extend(extra)
-
-
-async def _reported_headers(scope: Scope, report: Reporter | None) -> list[tuple[bytes, bytes]]:
-    if report is None:
-        handler = scope.get("route_handler")
-        gate: Gate | None = handler.opt.get(GATE) if handler is not None else None
-        report = gate.report if gate is not None else None
-        if report is None:
-            return []
-    try:
-        await report(scope)
-    except Exception:
-        # The answer is decided and about to go out: a report that cannot be made (its
-        # limiter or database unreachable) leaves the headers out, never the answer.
-        log.warning("rate limit report failed for %s", scope["path"], exc_info=True)
-        return []
-    return request_state(scope).headers or []
 
 
 class Pipeline:
@@ -211,15 +177,18 @@ class _Admission:
     def _say(self, text: str) -> str:
         return text.format(**self.words) if "{" in text else text
 
-    async def admit(self, request: Request[Any, Any, Any]) -> None:
+    async def admit(self, scope: Scope, receive: Receive, state: RequestState) -> None:
         access = self.access
+        request: Request[Any, Any, Any] | None = None
         if access.check is not None:
+            request = Request(scope, receive)
             await access.check(request)
-        scope = request.scope
         if self.bearer:
-            token = bearer_token(scope["headers"])
+            token = bearer_of(state.authorization)
+        elif access.key is not None:
+            token = await access.key.key(request or Request(scope, receive))
         else:
-            token = await access.key.key(request) if access.key is not None else None
+            token = None
         found = await self.authenticator.authenticate(token) if token else None
         admitted = self._admitted(found) if found is not None else None
         if admitted is not None:
@@ -243,7 +212,6 @@ class _Admission:
         except RateLimiterUnavailable:
             self.pipeline.limiter_unavailable(key)
             decision = None
-        state = request_state(scope)
         if decision is not None:
             state.headers = decision.headers()
             if not decision.allowed:

@@ -4,8 +4,8 @@ Litestar decodes a raw query string as Latin-1 and only its %-escapes as UTF-8, 
 invalid sequences replaced by U+FFFD. So ``?q=Zoë`` sent raw (as browsers and most
 clients send non-ASCII) arrives as ``ZoÃ«``, and ``?data=%FF`` as ``\\ufffd``: a
 handler would check text other than what the client sent. :func:`check_query_string`
-runs first in every route's ``before_request`` step, before Litestar parses the query
-(and before admission reads a key from it): raw non-ASCII bytes become %-escapes, which
+runs first in every route's entry (:mod:`tollway.entry`), before Litestar parses the
+query (and before admission reads a key from it): raw non-ASCII bytes become %-escapes, which
 Litestar's parser decodes as UTF-8, and a query string whose bytes, once unescaped, are
 not UTF-8 is answered 400 in the product's error style, as is a parameter without a
 name (``?=x``), which no route declares. (A step, not middleware: a
@@ -86,6 +86,6 @@ def refuse_null(names: list[str]) -> Callable[[Request[Any, Any, Any]], Awaitabl
 
 
 async def utf8_query_strings(request: Request[Any, Any, Any]) -> None:
-    """A ``before_request`` hook running :func:`check_query_string`: the app's default,
-    for the routes no product step covers (health, metrics, the API reference)."""
+    """A ``before_request`` hook running :func:`check_query_string`, for a Litestar app
+    of its own (the gateway's route entries run the check themselves)."""
     check_query_string(request.scope)

@@ -3,9 +3,9 @@
 A request starts when its :class:`RequestState` is made: the time is noted (for its
 duration metric and access log) and its id is chosen, so that every log line written
 while serving it carries the id. That happens in one place, :func:`request_state`,
-called by the first step of every product route and by the error handler for requests
-that matched no route. Admission leaves the caller and the rate limit headers here,
-the body step the strictly decoded body; the ``before_send`` hooks read them back.
+called by every route's entry (:mod:`tollway.entry`) and by the error handler for
+requests that matched no route. Admission leaves the caller and the rate limit headers
+here, the body step the strictly decoded body; the entry's ``send`` reads them back.
 """
 
 from __future__ import annotations
@@ -21,13 +21,9 @@ from litestar.types import Scope
 from tollway.observability.logs import current_request_id
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     from tollway.admission.customers import Customer
     from tollway.errors import ApiError
     from tollway.pipeline import Caller
-
-    Reporter = Callable[[Scope], Awaitable[None]]
 
 STATE = "tollway"
 """Key of the :class:`RequestState` in the ASGI scope's ``state``."""
@@ -42,21 +38,24 @@ class RequestState:
     """One request's identity, admission and body, as the gateway learned them."""
 
     __slots__ = (
+        "authorization",
         "body",
         "body_error",
         "caller",
         "customer",
         "headers",
-        "report",
         "request_id",
+        "responded",
         "started",
     )
 
-    def __init__(self, request_id: str, started: float) -> None:
+    def __init__(self, request_id: str, started: float, authorization: bytes | None = None) -> None:
         self.request_id = request_id
         """The inbound ``X-Request-ID`` when well-formed, else a new one (32 hex digits)."""
         self.started = started
         """``perf_counter()`` when the gateway first saw the request."""
+        self.authorization = authorization
+        """The raw ``Authorization`` header (the first), read with the request id."""
         self.caller: Caller | None = None
         """The admitted caller of a keyed route (``None`` for public and anonymous ones)."""
         self.customer: Customer | None = None
@@ -67,8 +66,8 @@ class RequestState:
         """The JSON body, decoded strictly once (see :mod:`tollway.bodies`)."""
         self.body_error: ApiError | None = None
         """Why the body could not be decoded, kept for the body step to answer."""
-        self.report: Reporter | None = None
-        """The report step of the path a 405 answers, where no route handler was chosen."""
+        self.responded = False
+        """Whether the response has started (its headers are sent)."""
 
     @property
     def body_decoded(self) -> bool:
@@ -83,18 +82,29 @@ def request_state(scope: Scope) -> RequestState:
         state = scope["state"] = {}
     found: RequestState | None = state.get(STATE)
     if found is None:
-        found = state[STATE] = RequestState(_request_id(scope), perf_counter())
-        current_request_id.set(found.request_id)
+        found = state[STATE] = _start(scope)
     return found
 
 
-def _request_id(scope: Scope) -> str:
+def _start(scope: Scope) -> RequestState:
+    # One pass over the headers for the two the gateway reads on every request.
+    inbound = authorization = None
     for name, value in scope.get("headers", ()):
-        if name == b"x-request-id":
-            inbound = value.decode("latin-1")
-            if _REQUEST_ID_PATTERN.fullmatch(inbound):
-                return inbound
-            break
+        if name == b"authorization":
+            if authorization is None:
+                authorization = value
+        elif name == b"x-request-id" and inbound is None:
+            inbound = value
+    request_id = _request_id(inbound)
+    current_request_id.set(request_id)
+    return RequestState(request_id, perf_counter(), authorization)
+
+
+def _request_id(inbound: bytes | None) -> str:
+    if inbound is not None:
+        text = inbound.decode("latin-1")
+        if _REQUEST_ID_PATTERN.fullmatch(text):
+            return text
     # Unique, not secret: a random per-process prefix and a counter cost a fraction of
     # fresh random bytes on every request.
     return f"{_REQUEST_ID_PREFIX}{next(_request_counter):016x}"

@@ -113,12 +113,17 @@ def bearer_token(headers: Any) -> str | None:
     """The token of an ``Authorization: Bearer`` header in ASGI ``headers``."""
     for name, value in headers:
         if name == b"authorization":
-            if value[:7].lower() == _BEARER:
-                # Stripped as text: Latin-1 has whitespace (U+0085, U+00A0) bytes lack.
-                token: str = value[7:].decode("latin-1").strip()
-                return token
-            return None
+            return bearer_of(value)
     return None
+
+
+def bearer_of(authorization: bytes | None) -> str | None:
+    """The token of an ``Authorization`` header's value, when it is ``Bearer <token>``."""
+    if authorization is None or authorization[:7].lower() != _BEARER:
+        return None
+    # Stripped as text: Latin-1 has whitespace (U+0085, U+00A0) bytes lack.
+    token: str = authorization[7:].decode("latin-1").strip()
+    return token
 
 
 @dataclass(frozen=True, slots=True)

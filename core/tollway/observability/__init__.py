@@ -3,7 +3,5 @@
 - :mod:`tollway.observability.health`: ``/healthz`` and ``/readyz``;
 - :mod:`tollway.observability.metrics`: the per-gateway Prometheus registry and
   ``/metrics``;
-- :mod:`tollway.observability.responses`: the ``before_send`` hook recording every
-  response's metrics and access log line;
 - :mod:`tollway.observability.logs`: text or JSON logs carrying the request id.
 """

@@ -8,7 +8,7 @@ one) and the record's ``extra`` fields. The request id comes from
 
 The access log (logger ``tollway.access``, one INFO line per response, with
 ``method``, ``path``, ``status``, ``duration_ms``, ``request_id`` and ``product``) is
-written by :mod:`tollway.observability.responses` when :func:`access_log_enabled`.
+written by :func:`tollway.entry.observe` when :func:`access_log_enabled`.
 """
 
 from __future__ import annotations
