@@ -158,6 +158,17 @@ class _Admission:
         self.access = access
         # The default key source is read inline: a coroutine less on every request.
         self.bearer = type(access.key) is BearerKey
+        # The plain-call ways in that the authenticator and limiter may offer.
+        self.cached: Callable[[str], Principal | None] | None = getattr(
+            self.authenticator, "cached", None
+        )
+        self.hit_now: Callable[[str, Quota], Decision] | None = getattr(
+            self.limiter, "hit_now", None
+        )
+        self.express = self.bearer and access.check is None
+        """Whether :meth:`_known` may admit: a product's ``check`` runs first."""
+        self.tokens: dict[bytes, str] = {}
+        """Raw ``Authorization`` header -> its bearer token, so a busy key is parsed once."""
         self.admitted: dict[int, _Admitted] = {}
         """Key id -> what its principal's requests count against (see :meth:`_admitted`)."""
         self.plans = pipeline.plans[product.name]
@@ -179,36 +190,45 @@ class _Admission:
 
     async def admit(self, scope: Scope, receive: Receive, state: RequestState) -> None:
         access = self.access
-        request: Request[Any, Any, Any] | None = None
-        if access.check is not None:
-            request = Request(scope, receive)
-            await access.check(request)
-        if self.bearer:
-            token = bearer_of(state.authorization)
-        elif access.key is not None:
-            token = await access.key.key(request or Request(scope, receive))
-        else:
-            token = None
-        found = await self.authenticator.authenticate(token) if token else None
-        admitted = self._admitted(found) if found is not None else None
+        admitted = self._known(state.authorization) if self.express else None
         if admitted is not None:
             principal, plan, key, quota = admitted
             refusal = None
         else:
-            # No key, or one unusable here: refused, or, on a route admitting anonymous
-            # requests, counted against the address's window (a key then still refused).
-            subscriber, subscribed, refusal = self._identify(self._checked(token, found))
-            anonymous = access.anonymous
-            if anonymous is None:
-                assert refusal is not None
-                if subscriber is not None and subscribed is not None:
-                    await self._report_refused(scope, subscriber, subscribed)
-                raise refusal
-            principal, plan = None, self.plans[anonymous]
-            key = f"{self.prefix}ip:{self.pipeline.clients.of(scope)}"
-            quota = self.quotas[plan.name]
+            request: Request[Any, Any, Any] | None = None
+            if access.check is not None:
+                request = Request(scope, receive)
+                await access.check(request)
+            if self.bearer:
+                token = bearer_of(state.authorization)
+            elif access.key is not None:
+                token = await access.key.key(request or Request(scope, receive))
+            else:
+                token = None
+            found = await self.authenticator.authenticate(token) if token else None
+            admitted = self._admitted(found) if found is not None else None
+            if admitted is not None:
+                principal, plan, key, quota = admitted
+                refusal = None
+            else:
+                # No key, or one unusable here: refused, or, on a route admitting
+                # anonymous requests, counted against the address's window (a key then
+                # still refused).
+                subscriber, subscribed, refusal = self._identify(self._checked(token, found))
+                anonymous = access.anonymous
+                if anonymous is None:
+                    assert refusal is not None
+                    if subscriber is not None and subscribed is not None:
+                        await self._report_refused(scope, subscriber, subscribed)
+                    raise refusal
+                principal, plan = None, self.plans[anonymous]
+                key = f"{self.prefix}ip:{self.pipeline.clients.of(scope)}"
+                quota = self.quotas[plan.name]
         try:
-            decision: Decision | None = await self.limiter.hit(key, quota)
+            hit_now = self.hit_now
+            decision: Decision | None = (
+                hit_now(key, quota) if hit_now is not None else await self.limiter.hit(key, quota)
+            )
         except RateLimiterUnavailable:
             self.pipeline.limiter_unavailable(key)
             decision = None
@@ -222,6 +242,23 @@ class _Admission:
             state.caller = Caller(principal, self.product, plan, decision)
             if access.customer:
                 state.customer = await self._customer(scope, principal)
+
+    def _known(self, authorization: bytes | None) -> _Admitted | None:
+        """The common case, in plain calls: a bearer key whose principal the
+        authenticator holds fresh and this route admitted before. ``None`` sends the
+        request the whole way (a first request, a refusal, a cache entry due)."""
+        if authorization is None or self.cached is None:
+            return None
+        token = self.tokens.get(authorization)
+        if token is None:
+            token = bearer_of(authorization)
+            if not token:
+                return None
+            if len(self.tokens) >= _ADMITTED_ENTRIES:
+                self.tokens.clear()
+            self.tokens[authorization] = token
+        principal = self.cached(token)
+        return self._admitted(principal) if principal is not None else None
 
     def _admitted(self, principal: Principal) -> _Admitted | None:
         """What a request of ``principal`` counts against here, or ``None`` when this

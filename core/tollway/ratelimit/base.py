@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
@@ -30,6 +30,8 @@ class Quota:
     window: int
     algorithm: Algorithm = Algorithm.FIXED_WINDOW
     policy: str = "default"
+    header_parts: HeaderParts = field(init=False, repr=False, compare=False)
+    """The response headers that are the same for every decision on this quota."""
 
     def __post_init__(self) -> None:
         if self.limit < 0:
@@ -42,6 +44,7 @@ class Quota:
         # printable ASCII; rejecting others here keeps headers() free of checks.
         if not all(" " <= ch <= "~" for ch in self.policy):
             raise ValueError(f"quota policy must be printable ASCII, got {self.policy!r}")
+        object.__setattr__(self, "header_parts", _fixed_parts(self.policy, self.limit, self.window))
 
 
 class Decision(msgspec.Struct, frozen=True, gc=False):
@@ -60,6 +63,10 @@ class Decision(msgspec.Struct, frozen=True, gc=False):
     """Seconds to wait (at least 1) when denied; 0 when allowed."""
     policy: str
     window: int
+    parts: HeaderParts | None = None
+    """The quota's fixed headers (:attr:`Quota.header_parts`), when decided from one."""
+    decided_at: float = 0.0
+    """Epoch seconds on the backend's clock when decided; 0: unknown."""
 
     def headers(
         self, now: float | None = None, *, retry_after: bool = True
@@ -67,37 +74,41 @@ class Decision(msgspec.Struct, frozen=True, gc=False):
         """ASGI response headers: ``X-RateLimit-*``, the IETF ``RateLimit`` and
         ``RateLimit-Policy`` fields, and ``Retry-After`` when denied.
 
-        ``now`` (epoch seconds, default the wall clock) turns ``reset_at`` into the
-        relative ``t=`` the IETF draft asks for. ``retry_after=False`` leaves
+        ``now`` (epoch seconds; default: when decided, else the wall clock) turns
+        ``reset_at`` into the relative ``t=`` the IETF draft asks for. ``retry_after=False`` leaves
         ``Retry-After`` out even when denied: for a response that only reports the
         window (a 403 after a peek), since ``Retry-After`` belongs to the 429 alone.
         """
         if now is None:
-            now = time.time()
+            now = self.decided_at or time.time()
         # reset_at is rounded up and now down, so this errs late, never early; no
         # reset is ever more than a window away.
-        reset_in = self.reset_at - int(now)
+        reset_at = self.reset_at
+        reset_in = reset_at - int(now)
         if reset_in > self.window:
             reset_in = self.window
         elif reset_in < 0:
             reset_in = 0
-        limit_header, policy_header, name = _fixed_parts(self.policy, self.limit, self.window)
+        parts = self.parts or _fixed_parts(self.policy, self.limit, self.window)
+        remaining = b"%d" % self.remaining
         headers = [
-            limit_header,
-            (b"x-ratelimit-remaining", b"%d" % self.remaining),
-            (b"x-ratelimit-reset", b"%d" % self.reset_at),
-            policy_header,
-            (b"ratelimit", b"%s;r=%d;t=%d" % (name, self.remaining, reset_in)),
+            parts[0],
+            (b"x-ratelimit-remaining", remaining),
+            (b"x-ratelimit-reset", b"%d" % reset_at),
+            parts[1],
+            (b"ratelimit", b"%s;r=%s;t=%d" % (parts[2], remaining, reset_in)),
         ]
         if retry_after and not self.allowed:
             headers.append((b"retry-after", b"%d" % self.retry_after))
         return headers
 
 
+HeaderParts = tuple[tuple[bytes, bytes], tuple[bytes, bytes], bytes]
+"""``X-RateLimit-Limit``, ``RateLimit-Policy`` and the policy's quoted name."""
+
+
 @lru_cache(maxsize=1024)
-def _fixed_parts(
-    policy: str, limit: int, window: int
-) -> tuple[tuple[bytes, bytes], tuple[bytes, bytes], bytes]:
+def _fixed_parts(policy: str, limit: int, window: int) -> HeaderParts:
     # A quota's limit and policy headers are the same on every response: built once.
     name = _sf_string(policy)
     return (
@@ -126,7 +137,15 @@ def decide(quota: Quota, *, allowed: bool, used: int, reset: float, now: float) 
     remaining = limit - used if used < limit else 0
     retry_after = 0 if allowed else max(1, math.ceil(reset - now))
     return Decision(
-        allowed, limit, remaining, math.ceil(reset), retry_after, quota.policy, quota.window
+        allowed,
+        limit,
+        remaining,
+        math.ceil(reset),
+        retry_after,
+        quota.policy,
+        quota.window,
+        quota.header_parts,
+        now,
     )
 
 
@@ -135,7 +154,12 @@ class RateLimiterUnavailable(Exception):
 
 
 class RateLimiter(Protocol):
-    """Counts requests per key against a :class:`Quota`."""
+    """Counts requests per key against a :class:`Quota`.
+
+    A limiter that never waits may also offer ``hit_now(key, quota) -> Decision``,
+    :meth:`hit` as a plain call; the request path uses it when it is there (the
+    in-memory limiter does), saving a coroutine per request.
+    """
 
     async def hit(self, key: str, quota: Quota) -> Decision:
         """Count one request for ``key`` if the quota allows it, and say whether it does."""

@@ -30,6 +30,11 @@ class MemoryRateLimiter:
 
     async def hit(self, key: str, quota: Quota) -> Decision:
         """Count one request for ``key`` if the quota allows it, and say whether it does."""
+        return self.hit_now(key, quota)
+
+    def hit_now(self, key: str, quota: Quota) -> Decision:
+        """:meth:`hit` without a coroutine: the request path calls this when the
+        limiter has it (:class:`~tollway.ratelimit.base.RateLimiter`)."""
         if quota.algorithm is Algorithm.FIXED_WINDOW:
             return self._fixed(key, quota, self._clock(), count=True)
         return self._sliding(key, quota, self._clock(), count=True)
