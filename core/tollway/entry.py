@@ -124,7 +124,10 @@ def stamping(
                 headers.extend(extra)
             if route is not None:
                 method: str = scope["method"]  # type: ignore[typeddict-item]  # HTTP only
-                observe(scope, method, message["status"], state, route, access)
+                if access is None:
+                    route.record(method, message["status"], perf_counter() - state.started)
+                else:
+                    observe(scope, method, message["status"], state, route, access)
         await send(message)
 
     return stamped
