@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import io
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -119,3 +121,39 @@ async def test_u2netp_cuts_a_disc_out_of_a_textured_background(
         480,
     )
     assert np.mean(alpha[~truth] < 16) > 0.97  # the background is transparent
+
+
+_STUCK_LOADING = """
+import threading
+import tollway_removebg.model as model
+
+class Stuck:
+    name = "stuck"
+
+    def warm_up(self):
+        threading.Event().wait()  # a load that never ends, as a cold numba cache feels
+
+    def cut_out(self, image):
+        raise AssertionError("never reached")
+
+loaded = model.Model(Stuck())
+loaded.start()
+{stop}
+print("exiting", flush=True)
+"""
+
+
+@pytest.mark.parametrize("stop", ["loaded.stop()", ""], ids=["stopped", "not stopped"])
+def test_a_process_exits_while_the_model_is_still_loading(stop: str) -> None:
+    """``tollway serve`` stopped during the model's first load exits at once: the
+    load runs on a daemon thread, which the interpreter does not wait for at exit
+    (a thread pool's it does, for as long as the load takes)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _STUCK_LOADING.format(stop=stop)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "exiting\n"
