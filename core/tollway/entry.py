@@ -30,7 +30,7 @@ admission of :mod:`tollway.pipeline`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ from litestar import Request, Response
 from litestar._asgi.routing_trie.types import ASGIHandlerTuple, RouteTrieNode
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from tollway.pipeline import Admit, Reporter
 from tollway.query import check_query_string
 from tollway.state import RequestState, request_state
 
@@ -48,13 +49,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tollway.entry")
 
-Admit = Callable[[Scope, Receive, RequestState], Awaitable[None]]
-Reporter = Callable[[Scope], Awaitable[None]]
 ErrorHandler = Callable[[Request[Any, Any, Any], Exception], Response[Any]]
 
 
 class RouteEntry:
-    """One product route handler's way in: see the module's docstring."""
+    """One route handler's way in: see the module's docstring."""
 
     __slots__ = ("_access", "_admit", "_app", "_errors", "_report", "_route")
 
