@@ -165,8 +165,9 @@ class _Admission:
         self.hit_now: Callable[[str, Quota], Decision] | None = getattr(
             self.limiter, "hit_now", None
         )
-        self.express = self.bearer and access.check is None
-        """Whether :meth:`_known` may admit: a product's ``check`` runs first."""
+        self.express = self.bearer and access.check is None and self.cached is not None
+        """Whether :meth:`_known` may admit: a bearer key, no product ``check`` to run
+        first, an authenticator with a plain-call cache."""
         self.tokens: dict[bytes, str] = {}
         """Raw ``Authorization`` header -> its bearer token, so a busy key is parsed once."""
         self.admitted: dict[int, _Admitted] = {}
@@ -247,7 +248,8 @@ class _Admission:
         """The common case, in plain calls: a bearer key whose principal the
         authenticator holds fresh and this route admitted before. ``None`` sends the
         request the whole way (a first request, a refusal, a cache entry due)."""
-        if authorization is None or self.cached is None:
+        cached = self.cached
+        if authorization is None or cached is None:
             return None
         token = self.tokens.get(authorization)
         if token is None:
@@ -257,7 +259,7 @@ class _Admission:
             if len(self.tokens) >= _ADMITTED_ENTRIES:
                 self.tokens.clear()
             self.tokens[authorization] = token
-        principal = self.cached(token)
+        principal = cached(token)
         return self._admitted(principal) if principal is not None else None
 
     def _admitted(self, principal: Principal) -> _Admitted | None:
