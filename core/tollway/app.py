@@ -100,8 +100,9 @@ def create_app(gateway: Gateway) -> Litestar:
     errors = _ErrorAnswers(gateway)
     app = Litestar(
         route_handlers=[*routers, *health_routes(readiness), metrics_route(gateway)],
-        after_exception=[errors.prepare],
-        exception_handlers={Exception: errors.stamped},
+        # For the exception layer Litestar puts inside a route with middleware (the
+        # idempotent ones): its answer goes out through the entry's stamping send.
+        exception_handlers={Exception: errors.answer},
         dependencies={
             "caller": Provide(_provide_caller, sync_to_thread=False),
             "customer": Provide(_provide_customer, sync_to_thread=False),
@@ -333,10 +334,10 @@ def _handler_of_path(scope: Scope, refusal: MethodNotAllowedException) -> BaseRo
 
 
 class _ErrorAnswers:
-    """The gateway's answer to an error: the error mapper's response. Route entries
-    send it through their stamping ``send``; the app's exception handler, for requests
-    no entry saw (no route matched, a 405, the operators' routes), stamps and records
-    it here (:meth:`stamped`), after :meth:`prepare` made what needs waiting for."""
+    """The gateway's answer to an error: the error mapper's response (:meth:`answer`).
+    Route entries send it through their stamping ``send``; for requests no entry saw
+    (no route matched, a 405) the layer in front of the router stamps and records it
+    (:meth:`stamped`), after :meth:`prepare` made what needs waiting for."""
 
     def __init__(self, gateway: Gateway) -> None:
         self.registry = gateway.registry
@@ -358,8 +359,8 @@ class _ErrorAnswers:
         return self.mapper.to_response(error, product, request_id=state.request_id, handler=handler)
 
     async def prepare(self, error: Exception, scope: Scope) -> None:
-        """``after_exception`` hook: a 405 under a product route reports that route's
-        rate limit window, which may mean asking the limiter."""
+        """A 405 under a product route reports that route's rate limit window, which
+        may mean asking the limiter."""
         if scope.get("route_handler") is not None or not isinstance(
             error, MethodNotAllowedException
         ):
@@ -395,12 +396,15 @@ def _answer_errors(app: Litestar, errors: _ErrorAnswers) -> None:
     Litestar's router, in place of Litestar's exception layer there. That layer wraps
     ``send`` for every request to learn whether a response started, which each entry
     records in the request's state already: the same answers, 0.9 µs less per request.
-    Where something else wraps the router (a CORS or telemetry layer), Litestar's layer
-    stays, with the gateway's ``after_exception`` hook and exception handler."""
+    The app is built without CORS or telemetry layers around the router; start-up
+    fails if Litestar put any there, rather than answer errors unstamped."""
     layer = app.asgi_handler
     router = app.asgi_router
     if getattr(layer, "app", None) is not router:
-        return
+        raise RuntimeError(
+            "Litestar's exception layer does not wrap the router directly: "
+            "tollway.app cannot answer unrouted requests in its place"
+        )
 
     async def answering(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:

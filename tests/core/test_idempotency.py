@@ -429,3 +429,21 @@ def test_start_up_refuses_routes_that_cannot_be_idempotent(route: Any, problem: 
     gateway = Gateway(load_settings(environ={}, plugins=[]), extra_plugins=[("orders", plugin)])
     with pytest.raises(RegistrationError, match=f"plugin 'orders', route .*: .*{problem}"):
         create_app(gateway)
+
+
+async def test_an_error_on_an_idempotent_route_carries_each_header_once(
+    gateway: Gateway, who: Tenant
+) -> None:
+    """An idempotent route has middleware, so Litestar answers its errors from an
+    exception layer of the route's own; that answer still goes out through the entry's
+    stamping send, and is stamped there alone."""
+    async with gateway_client(gateway) as client:
+        response = await client.post(
+            ORDERS,
+            content=b"{not json",
+            headers={**who.headers, "Idempotency-Key": "once", "Content-Type": "application/json"},
+        )
+    assert response.status_code == 400
+    names = [name.lower() for name, _ in response.headers.raw]
+    assert names.count(b"x-request-id") == 1
+    assert names.count(b"x-ratelimit-remaining") == 1
