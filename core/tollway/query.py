@@ -83,9 +83,3 @@ def refuse_null(names: list[str]) -> Callable[[Request[Any, Any, Any]], Awaitabl
                 raise BadRequest(f"Invalid request: {name}: null is not a valid value")
 
     return refuse
-
-
-async def utf8_query_strings(request: Request[Any, Any, Any]) -> None:
-    """A ``before_request`` hook running :func:`check_query_string`, for a Litestar app
-    of its own (the gateway's route entries run the check themselves)."""
-    check_query_string(request.scope)

@@ -19,7 +19,7 @@ from litestar import Litestar, Request, Response, get
 from litestar._parsers import parse_query_string
 
 from tollway import ApiError, BadRequest
-from tollway.query import utf8_query, utf8_query_strings
+from tollway.query import check_query_string, utf8_query
 from tollway.testing import raw_request
 
 
@@ -86,7 +86,11 @@ def _refused(request: Request[Any, Any, Any], error: Exception) -> Response[dict
     return Response({"detail": error.message}, status_code=error.status_code)
 
 
-ECHO = Litestar([echo], before_request=utf8_query_strings, exception_handlers={ApiError: _refused})
+async def _check_query(request: Request[Any, Any, Any]) -> None:
+    check_query_string(request.scope)  # as each route's entry runs it, first
+
+
+ECHO = Litestar([echo], before_request=_check_query, exception_handlers={ApiError: _refused})
 
 
 def get_echo(query: bytes) -> tuple[int, Any]:
