@@ -98,31 +98,31 @@ class DatabaseKeyAuthenticator:
         """The principal of ``key`` while its answer is cached and fresh, else ``None``
         (then :meth:`authenticate` decides): the request path's way in, with no
         coroutine to make for the common case."""
-        cached = self._cache.get(key)
-        if cached is None:
-            return None
-        expires, refresh_from, principal = cached
-        now = self._clock()
-        if now >= expires:
-            return None
-        if now >= refresh_from and key not in self._loading:
-            self._start_load(key)
-        return principal
+        entry = self._fresh(key)
+        return entry[2] if entry is not None else None
 
     async def authenticate(self, key: str) -> Principal | None:
         # Cached by the presented key itself: a hit costs one dict lookup, no hashing.
-        cached = self._cache.get(key)
-        if cached is not None:
-            expires, refresh_from, principal = cached
-            now = self._clock()
-            if now < expires:
-                if now >= refresh_from and key not in self._loading:
-                    self._start_load(key)
-                return principal
+        entry = self._fresh(key)
+        if entry is not None:
+            return entry[2]
         if not is_well_formed(key):
             return None
         task = self._loading.get(key) or self._start_load(key)
         return await asyncio.shield(task)
+
+    def _fresh(self, key: str) -> tuple[float, float, Principal | None] | None:
+        """``key``'s cache entry while fresh (its refresh started once due), else
+        ``None``."""
+        entry = self._cache.get(key)
+        if entry is None:
+            return None
+        now = self._clock()
+        if now >= entry[0]:
+            return None
+        if now >= entry[1] and key not in self._loading:
+            self._start_load(key)
+        return entry
 
     def forget(self, key_id: int | None = None) -> None:
         # Lookups already running may have read the old state: they must not cache it.
