@@ -100,6 +100,14 @@ def address_problem(ip: IPAddress, *, allow_private: bool = False) -> str | None
     return None if ip.is_global else "not a globally routable address"
 
 
+def never_resolves(host: str) -> bool:
+    """Whether ``host`` is under ``.invalid``, which RFC 6761 reserves for names that
+    must never resolve: resolvers "SHOULD always return immediate negative responses",
+    so the gateway answers itself rather than waiting on a DNS server to say no."""
+    name = host.rstrip(".").lower()
+    return name == "invalid" or name.endswith(".invalid")
+
+
 async def resolve(host: str, port: int, *, allow_private: bool = False) -> list[str]:
     """The addresses ``host`` resolves to, all of them checked; raises
     :class:`UnsafeURLError` if any is refused or the name does not resolve.
@@ -113,6 +121,8 @@ async def resolve(host: str, port: int, *, allow_private: bool = False) -> list[
         literal = None
     if literal is not None:
         addresses: Iterable[str] = [str(literal)]
+    elif never_resolves(host):
+        raise UnsafeURLError(f"host {host!r} does not resolve: .invalid names never do")
     else:
         loop = asyncio.get_running_loop()
         try:
