@@ -25,20 +25,30 @@ from __future__ import annotations
 import functools
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import BindParameter, Integer, String, and_, bindparam, func, select, tuple_
+from sqlalchemy import (
+    BindParameter,
+    Integer,
+    String,
+    and_,
+    bindparam,
+    cast,
+    func,
+    literal_column,
+    select,
+)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tollway import Database
-from tollway_link.bulk import Row, Writes, table, writes
+from tollway_link.bulk import Row, Writes, json_rows, table, writes
 from tollway_link.models import Click, Link, Visit
 
 BUCKET_SECONDS = 900
@@ -72,20 +82,17 @@ _LOW: BindParameter[int] = bindparam("low", type_=Integer)
 _HIGH: BindParameter[int] = bindparam("high", type_=Integer)
 
 
-def _visits_of(keys: Any, *conditions: Any) -> tuple[Any, Any]:
-    """The two reads of the batch's visitors' buckets, on ``keys`` (a table of the
-    batch's ``(link_id, visitor)``) or under ``conditions`` on them: those within a day
-    of the batch's buckets (``low`` to ``high``), and each visitor's first and last,
-    of all its buckets and of those with a click of a person."""
-    visits = select(_VISITS.link_id, _VISITS.visitor)
-    if keys is not None:
-        visits = visits.select_from(
-            keys.join(
-                table(Visit),
-                and_(_VISITS.link_id == keys.c.link_id, _VISITS.visitor == keys.c.visitor),
-            )
+def _visits_of(keys: Any) -> tuple[Any, Any]:
+    """The two reads of the batch's visitors' buckets, ``keys`` a table of the batch's
+    ``(link_id, visitor)``: those within a day of the batch's buckets (``low`` to
+    ``high``), and each visitor's first and last, of all its buckets and of those with
+    a click of a person."""
+    visits = select(_VISITS.link_id, _VISITS.visitor).select_from(
+        keys.join(
+            table(Visit),
+            and_(_VISITS.link_id == keys.c.link_id, _VISITS.visitor == keys.c.visitor),
         )
-    visits = visits.where(*conditions)
+    )
     nearby = visits.add_columns(_VISITS.bucket, _VISITS.bot).where(
         _VISITS.bucket.between(_LOW, _HIGH)
     )
@@ -99,44 +106,36 @@ def _visits_of(keys: Any, *conditions: Any) -> tuple[Any, Any]:
     return nearby, bounds
 
 
-def _postgresql_keys(keys: Sequence[VisitorKey]) -> dict[str, list[Any]]:
-    links, visitors = zip(*keys, strict=True)
-    return {"links": list(links), "visitors": list(visitors)}
-
-
-def _sqlite_keys(keys: Sequence[VisitorKey]) -> dict[str, list[Any]]:
-    return {"keys": list(keys)}
-
-
 @dataclass(frozen=True, slots=True)
 class _Reads:
-    """How the batch's visitors are looked up: joined to ``unnest`` of arrays on
-    PostgreSQL, whose planner then looks each up by the primary key; a row-value ``IN``
-    on SQLite."""
+    """How the batch's visitors are looked up: joined to the rows of one JSON
+    parameter (as :mod:`tollway_link.bulk` writes), so the statement is compiled and
+    prepared once whatever the batch's size, and each key is looked up by the primary
+    key."""
 
     nearby_visits: Any
     visit_bounds: Any
-    visitor_keys: Callable[[Sequence[VisitorKey]], dict[str, list[Any]]]
 
 
 @functools.cache
 def _reads(dialect: str) -> _Reads:
+    parameter = bindparam("keys", type_=String)
     if dialect == "postgresql":
-        keys = (
-            func.unnest(
-                bindparam("links", type_=postgresql.ARRAY(Integer)),
-                bindparam("visitors", type_=postgresql.ARRAY(String)),
-            )
-            .table_valued("link_id", "visitor")
-            .render_derived(name="keys")
-        )
-        nearby, bounds = _visits_of(keys)
-        visitor_keys = _postgresql_keys
+        key = func.jsonb_array_elements(cast(parameter, postgresql.JSONB)).alias("key")
+        columns = ("(key->>0)::integer", "key->>1")
     else:
-        key = tuple_(_VISITS.link_id, _VISITS.visitor)
-        nearby, bounds = _visits_of(None, key.in_(bindparam("keys", expanding=True)))
-        visitor_keys = _sqlite_keys
-    return _Reads(nearby_visits=nearby, visit_bounds=bounds, visitor_keys=visitor_keys)
+        key = func.json_each(parameter).alias("key")
+        columns = ("json_extract(key.value, '$[0]')", "json_extract(key.value, '$[1]')")
+    keys = (
+        select(
+            literal_column(columns[0]).label("link_id"),
+            literal_column(columns[1]).label("visitor"),
+        )
+        .select_from(key)
+        .subquery("keys")
+    )
+    nearby, bounds = _visits_of(keys)
+    return _Reads(nearby_visits=nearby, visit_bounds=bounds)
 
 
 async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
@@ -222,7 +221,7 @@ class _Aggregates:
             bucket = bucket_of(row["clicked_at"])
             buckets[bucket] = buckets.get(bucket, True) and row["bot"]
         spread = [bucket for found in pairs.values() for bucket in found]
-        keys = reads.visitor_keys(list(pairs))
+        keys = {"keys": json_rows(list(pairs))}
         nearby: dict[VisitorKey, dict[int, bool]] = {}
         found = await connection.execute(
             reads.nearby_visits,
