@@ -4,6 +4,7 @@ id, countries through the core's GeoIP hook, and whole batches as ``link_clicks`
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 from collections.abc import AsyncIterator, Callable
@@ -14,6 +15,7 @@ import pytest
 
 from tollway import Gateway, IptoccGeoIP, Product, hookimpl, load_settings
 from tollway.testing import GatewayFactory
+from tollway_link import capture
 from tollway_link.capture import (
     DIRECT,
     QR,
@@ -111,6 +113,11 @@ def test_a_referer_is_stored_as_its_registrable_domain(referer: str, stored: str
         "android-app://com.google.android.gm/",
         "https:///path",
         "http://[::1",
+        # No host has a control character, and PostgreSQL's text cannot hold NUL: a
+        # stored one would fail its whole batch, again at every retry.
+        "http://exa\x00mple.com/",
+        "https://a\x07b.example/x",
+        "http://ex\x1bample.org",
     ],
 )
 def test_no_usable_referer_is_direct(referer: str) -> None:
@@ -248,6 +255,21 @@ def test_a_batch_becomes_link_clicks_rows(enricher: Enricher) -> None:
         "mobile",
     ]
     assert [row["bot"] for row in rows] == [False, False, True, True, False, False]
+
+
+@pytest.mark.parametrize(("turn", "yields"), [(0.0, True), (3600.0, False)])
+async def test_a_batch_is_enriched_in_turns_that_let_the_loop_run(
+    enricher: Enricher, monkeypatch: pytest.MonkeyPatch, turn: float, yields: bool
+) -> None:
+    monkeypatch.setattr(capture, "TURN", turn)
+    clicks = [_click(number) for number in range(3 * capture.TURN_CLICKS)]
+    other = asyncio.create_task(asyncio.sleep(0))
+    rows = await enricher.enrich_in_turns(clicks)
+    # The other task can only have run if enriching gave the loop a turn (a batch
+    # under TURN seconds gives none).
+    assert other.done() is yields
+    assert rows == enricher.enrich(clicks)
+    await other
 
 
 def test_the_address_is_never_stored(enricher: Enricher) -> None:
