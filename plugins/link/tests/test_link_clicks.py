@@ -8,13 +8,18 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
-from clicks_client import CRAWLER, PHONE, ClicksClient, open_clicks
+from clicks_client import BROWSER, CRAWLER, PHONE, ClicksClient, open_clicks
 
 from tollway.testing import REDIS_URL, ProductClientFactory
+from tollway_link import clicks as clicks_module
+from tollway_link import stream as click_stream
 from tollway_link.capture import RawClick
-from tollway_link.stream import FIELD, GROUP, ClickStream
+from tollway_link.stream import FIELD, GROUP, ClickStream, Entry
 
 PROFILES = pytest.mark.parametrize("redis", [False, True], ids=["embedded", "redis"])
+BACKED_UP = {"click_batch_size": 2, "click_flush_interval": 3600}
+"""Settings under which a few clicks make a backlog (a batch is two clicks) and only a
+full batch, never the clock, starts a write."""
 
 
 def watch_writes(link: ClicksClient, failures: int = 0) -> tuple[list[int], asyncio.Event]:
@@ -232,3 +237,133 @@ async def test_batches_are_sent_as_one_entry_each_and_bad_entries_are_dropped(
         assert await stream.redis.xlen(stream.name) == 0
         assert await link.stored(key) == (5, 5)
         await writer.close()
+
+
+async def test_a_writer_lets_entries_gather_and_stores_them_in_one_transaction(
+    product_client: ProductClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Gathering for an hour: only stopping the writer ends the wait, so what it stores
+    # does not depend on how fast anything runs.
+    monkeypatch.setattr(click_stream, "GATHER", 3600.0)
+    async with open_clicks(product_client, redis=True, run_jobs=False) as link:
+        _, key = await link.link()
+        assert link.clicks.stream is not None
+        name = link.clicks.stream.name
+        sizes: list[int] = []
+
+        async def write(clicks: Sequence[RawClick]) -> int:
+            sizes.append(len(clicks))
+            return await link.clicks.write(clicks)
+
+        writer = ClickStream(REDIS_URL, name, write, batch_size=500)
+        read, first_read = writer.read, asyncio.Event()
+
+        async def reading(*, block: float | None = None, pending: bool = False) -> list[Entry]:
+            entries = await read(block=block, pending=pending)
+            if entries:
+                first_read.set()
+            return entries
+
+        writer.read = reading  # type: ignore[method-assign]
+        link.clicks.add(link.click(key))
+        await link.clicks.flush()  # the first entry
+        writer.start()
+        await asyncio.wait_for(first_read.wait(), 10)
+        for _ in range(2):
+            link.clicks.add(link.click(key))
+        await link.clicks.flush()  # the second, while the writer gathers
+        assert sizes == []
+        await writer.stop()  # ends the gathering: both entries are stored, together
+        await writer.close()
+        assert sizes == [3]
+        assert await link.stored(key) == (3, 3)
+        assert (await link.clicks.stream.redis.xpending(name, GROUP))["pending"] == 0
+
+
+async def test_redirects_wait_for_a_writer_that_has_fallen_behind_and_lose_nothing(
+    product_client: ProductClientFactory,
+) -> None:
+    async with open_clicks(product_client, settings=BACKED_UP) as link:
+        _, key = await link.link(code="busy")
+        write, release = link.clicks.write, asyncio.Event()
+
+        async def slow(clicks: Sequence[RawClick]) -> int:
+            await release.wait()
+            return await write(clicks)
+
+        link.clicks.write = slow  # type: ignore[method-assign]
+        room, waiting = link.clicks.room, asyncio.Event()
+
+        async def watched_room() -> None:
+            waiting.set()
+            await room()
+
+        link.clicks.room = watched_room  # type: ignore[method-assign]
+        for _ in range(link.clicks.backlog - 1):
+            link.clicks.add(link.click(key))
+        assert not link.clicks.crowded
+        redirect = asyncio.create_task(link.client.get("/l/busy", headers={"User-Agent": BROWSER}))
+        await asyncio.wait_for(waiting.wait(), 10)  # its click made the queue crowded
+        assert link.clicks.crowded
+        assert not redirect.done()
+        release.set()
+        answer = await asyncio.wait_for(redirect, 10)
+        assert answer.status_code == 302
+        await link.clicks.flush()
+        assert link.clicks.dropped == 0
+        assert await link.stored(key) == (link.clicks.backlog, link.clicks.backlog)
+
+
+async def test_redirects_do_not_wait_on_a_writer_that_fails(
+    product_client: ProductClientFactory,
+) -> None:
+    async with open_clicks(product_client, settings=BACKED_UP) as link:
+        _, key = await link.link(code="down")
+        write, failed = link.clicks.write, asyncio.Event()
+
+        async def failing(clicks: Sequence[RawClick]) -> int:
+            failed.set()
+            raise ConnectionRefusedError("the database is down")
+
+        link.clicks.write = failing  # type: ignore[method-assign]
+        for _ in range(link.clicks.backlog):
+            link.clicks.add(link.click(key))
+        await asyncio.wait_for(failed.wait(), 10)
+        assert link.clicks.buffered == link.clicks.backlog
+        assert not link.clicks.crowded  # an outage is buffered, not waited for
+        answer = await asyncio.wait_for(
+            link.client.get("/l/down", headers={"User-Agent": BROWSER}), 10
+        )
+        assert answer.status_code == 302
+        link.clicks.write = write  # type: ignore[method-assign]
+        await link.clicks.flush()
+        assert await link.stored(key) == (link.clicks.backlog + 1, link.clicks.backlog + 1)
+
+
+async def test_a_redirect_waits_for_a_stuck_writer_only_so_long(
+    product_client: ProductClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clicks_module, "ROOM_WAIT", 0.0)
+    async with open_clicks(product_client, settings=BACKED_UP) as link:
+        _, key = await link.link(code="stuck")
+        write, stuck, release = link.clicks.write, asyncio.Event(), asyncio.Event()
+
+        async def hanging(clicks: Sequence[RawClick]) -> int:
+            stuck.set()  # a database that neither answers nor fails
+            await release.wait()
+            return await write(clicks)
+
+        link.clicks.write = hanging  # type: ignore[method-assign]
+        try:
+            for _ in range(link.clicks.backlog):
+                link.clicks.add(link.click(key))
+            await asyncio.wait_for(stuck.wait(), 10)
+            assert link.clicks.crowded
+            answer = await asyncio.wait_for(
+                link.client.get("/l/stuck", headers={"User-Agent": BROWSER}), 10
+            )
+            assert answer.status_code == 302
+        finally:
+            release.set()  # the writer finishes even when the test fails
+        await link.clicks.flush()
+        assert await link.stored(key) == (link.clicks.backlog + 1, link.clicks.backlog + 1)

@@ -7,16 +7,23 @@ flusher task takes the buffer as soon as ``click_batch_size`` clicks wait, or
 most ``click_batch_size`` clicks:
 
 - embedded profile (no ``redis_url``): enriches each batch
-  (:class:`~tollway_link.capture.Enricher`, on a worker thread) and stores it in one
+  (:meth:`~tollway_link.capture.Enricher.enrich_in_turns`) and stores it in one
   transaction (:func:`tollway_link.store.store`);
 - scale-out profile (``redis_url``): sends the batches to the Redis stream
   ``click_stream`` in one round trip (:mod:`tollway_link.stream`), whose writers (every
   gateway with ``run_jobs`` and every ``tollway worker``) enrich and store them.
 
+Writing slower than clicks arrive is not an outage: once :data:`BACKLOG_BATCHES`
+batches wait while writing works, :attr:`Clicks.crowded` is true and the redirects
+wait for :meth:`Clicks.room` before they answer (at most :data:`ROOM_WAIT` seconds),
+so a process that storage cannot keep up with serves only as fast as it stores, and
+loses nothing.
+
 A batch that cannot be written (database or Redis down) stays buffered and is tried
-again after 0.1 s, doubling up to 10 s; meanwhile clicks keep arriving, up to
-:data:`BUFFERED_BATCHES` batches. Past that bound a process drops new clicks (logged,
-with their number once writing resumes) rather than run out of memory.
+again after 0.1 s, doubling up to 10 s; meanwhile clicks keep arriving (redirects do
+not wait on a failing writer), up to :data:`BUFFERED_CLICKS`. Past that bound a process
+drops new clicks (logged, with their number once writing resumes) rather than run out
+of memory or stop redirecting.
 
 What a killed process loses is what it had not yet written or sent: the clicks of its
 last ``click_flush_interval`` seconds (0.2 s by default), at most ``click_batch_size``
@@ -44,9 +51,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tollway.link.clicks")
 
-BUFFERED_BATCHES = 100
-"""How many batches a process keeps while it cannot write (50,000 clicks, some 10 MB,
-at the default ``click_batch_size``): minutes of a busy gateway's clicks."""
+BACKLOG_BATCHES = 4
+"""Batches waiting, while writing works, at which redirects start to wait for the
+writer: a writer that keeps up never has more than a batch or two waiting."""
+ROOM_WAIT = 1.0
+"""Seconds a redirect waits for room at most: a writer that is slow makes room within
+a transaction's time, one stuck on a database that neither answers nor fails would
+otherwise hold every redirect until the connection times out."""
+BUFFERED_CLICKS = 50_000
+"""How many clicks a process keeps while it cannot write (some 10 MB): minutes of a
+busy gateway's clicks. (At least one ``click_batch_size``, if that is set higher.)"""
 
 
 class Clicks:
@@ -57,7 +71,8 @@ class Clicks:
         settings = gateway.product_settings(LinkSettings)
         self.interval = settings.click_flush_interval
         self.batch_size = settings.click_batch_size
-        self.limit = BUFFERED_BATCHES * settings.click_batch_size
+        self.limit = max(BUFFERED_CLICKS, settings.click_batch_size)
+        self.backlog = min(BACKLOG_BATCHES * settings.click_batch_size, self.limit)
         self.stream: ClickStream | None = None
         """The Redis stream the batches go to, in the scale-out profile."""
         if gateway.settings.redis_url:
@@ -70,6 +85,9 @@ class Clicks:
         self.dropped = 0
         """Clicks dropped since writing last succeeded, the buffer being full."""
         self._buffer: list[RawClick] = []
+        self._writing = True
+        """The last write (or send) succeeded, or none failed yet."""
+        self._room = asyncio.Event()
         self._arrived = asyncio.Event()
         self._full = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -93,6 +111,22 @@ class Clicks:
             self._full.set()
 
     @property
+    def crowded(self) -> bool:
+        """Writing works but has fallen :data:`BACKLOG_BATCHES` batches behind: the
+        caller should wait for :meth:`room` (a redirect does, before it answers)."""
+        return self._writing and len(self._buffer) >= self.backlog
+
+    async def room(self) -> None:
+        """Wait until the queue is no longer :attr:`crowded`: the writer caught up, or
+        failed (an outage is met by buffering, not by holding redirects up); at most
+        :data:`ROOM_WAIT` seconds."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(ROOM_WAIT):
+                while self.crowded:
+                    self._room.clear()
+                    await self._room.wait()
+
+    @property
     def buffered(self) -> int:
         """Clicks waiting in this process."""
         return len(self._buffer)
@@ -109,7 +143,7 @@ class Clicks:
     async def write(self, clicks: Sequence[RawClick]) -> int:
         """Enrich and store a batch in one transaction; the clicks that were new."""
         enricher = await self._enrich_with()
-        rows = await asyncio.to_thread(enricher.enrich, clicks)
+        rows = await enricher.enrich_in_turns(clicks)
         return await store(self.gateway.database, rows)
 
     async def start(self) -> None:
@@ -148,9 +182,15 @@ class Clicks:
                 sent = len(buffer)
                 await self.stream.publish([buffer[n : n + size] for n in range(0, sent, size)])
             del buffer[:sent]
+            self._written(True)
         if self.dropped:
             log.error("click buffer writing again; %d clicks were dropped", self.dropped)
             self.dropped = 0
+
+    def _written(self, succeeded: bool) -> None:
+        self._writing = succeeded
+        if not self.crowded:
+            self._room.set()
 
     async def _run(self) -> None:
         delay = RETRY_FIRST
@@ -165,6 +205,7 @@ class Clicks:
                     await self._send()
                 delay = RETRY_FIRST
             except Exception:
+                self._written(False)
                 if self._stopping.is_set():
                     log.exception("stopping: %d clicks could not be written", len(self._buffer))
                     return

@@ -6,7 +6,9 @@ No key: visitors are counted per client address (the ``anonymous`` plan's
 it gets the gateway's 429 ``{"detail"}`` with ``Retry-After``. Nothing on the way reads
 the database while the code is cached (:mod:`tollway_link.targets`) or waits for the
 click to be stored: the redirect hands a :class:`~tollway_link.capture.RawClick` to the
-gateway's :class:`~tollway_link.clicks.Clicks` queue and answers.
+gateway's :class:`~tollway_link.clicks.Clicks` queue and answers (unless the queue is
+:attr:`~tollway_link.clicks.Clicks.crowded`, storage having fallen behind: then it waits
+for room first).
 
 Every answer is ``Cache-Control: no-store``: a cached redirect would hide its clicks,
 and a code unknown now may name a link in a minute. An unknown code is a small HTML
@@ -95,7 +97,11 @@ class Redirects:
             return _Redirect(target.expired_url)
         if not head:
             target.clicks += 1
-        self.clicks.add(self._click(scope, target, now, head))
+        clicks = self.clicks
+        clicks.add(self._click(scope, target, now, head))
+        if clicks.crowded:
+            # Storage has fallen behind: answer as fast as it stores, losing nothing.
+            await clicks.room()
         return _Redirect(target.destination)
 
     def _click(self, scope: Any, target: Target, now: float, head: bool) -> RawClick:

@@ -18,12 +18,13 @@ The stream has no ``MAXLEN``: trimming would drop clicks not yet stored. Stored
 entries are deleted, so the stream holds only what waits for a writer; while no
 writer runs it grows in Redis memory (run Redis with ``maxmemory-policy noeviction``:
 an evicted stream is lost clicks). Once Redis refuses, gateways keep their batches in
-memory up to their own bound (:data:`tollway_link.clicks.BUFFERED_BATCHES`).
+memory up to their own bound (:data:`tollway_link.clicks.BUFFERED_CLICKS`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -44,6 +45,12 @@ READ_COUNT = 20
 """Entries read at once (each a batch of up to ``click_batch_size`` clicks)."""
 BLOCK = 5.0
 """Seconds a read waits for entries before the writer looks for abandoned ones."""
+GATHER = 1.0
+"""Seconds a writer lets entries gather after reading fewer than it can take at once
+(:data:`READ_COUNT`), before it stores them: a transaction of thousands of clicks costs
+a writer about half as much per click as one of a few hundred (fewer rows of the
+pre-aggregates, fewer statements), and the entries are safe in the stream meanwhile.
+Clicks reach the analytics that much later."""
 CLAIM_IDLE = 60.0
 """Seconds an entry may stay read and unacknowledged before another writer takes it
 over: a writer stores a read batch in well under a second, and keeps retrying it
@@ -209,6 +216,10 @@ class ClickStream:
                 entries = await self._retrying("reading clicks", self.read, block=BLOCK)
             finally:
                 self._reading = False
+            if entries and len(entries) < READ_COUNT:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), GATHER)
+                entries += await self._retrying("reading clicks", self.read) or []
             if entries:
                 await self._retrying("storing clicks", self.store, entries)
 
