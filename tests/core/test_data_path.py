@@ -4,14 +4,17 @@ thread hop with writers taking turns, and pooled connections pinged only when id
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiosqlite
 import msgspec
 import pytest
 from sqlalchemy import Integer, String, bindparam, func, insert, select, text, update
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from tollway import PAGE_LIMIT, PAGE_OFFSET, Paged, columns_of, count_of
@@ -159,25 +162,45 @@ async def sqlite_database(tmp_path: Any) -> Database:
 @pytest.fixture
 def trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The first word of every statement that reaches SQLite's thread from now on (a
-    new connection's PRAGMAs left out)."""
+    new connection's PRAGMAs left out); a statement run on the event loop's thread is
+    marked ``(loop)``."""
     seen: list[str] = []
     original = sqlite_module._execute
 
     def counted(connection: Any, operation: str, parameters: Any, many: bool) -> Any:
         if not operation.startswith("PRAGMA"):
-            seen.append(operation.split()[0])
+            on_loop = threading.current_thread() is threading.main_thread()
+            seen.append(operation.split()[0] + (" (loop)" if on_loop else ""))
         return original(connection, operation, parameters, many)
 
     monkeypatch.setattr(sqlite_module, "_execute", counted)
     return seen
 
 
-async def test_a_sqlite_statement_is_one_trip_to_the_thread(
-    sqlite_database: Database, trips: list[str]
+@pytest.fixture
+def ends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The commits and rollbacks that reach SQLite's thread from now on."""
+    seen: list[str] = []
+    original = aiosqlite.Connection._execute
+
+    def counted(self: aiosqlite.Connection, function: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(function, "__name__", "") in ("commit", "rollback"):
+            seen.append(function.__name__)
+        return original(self, function, *args, **kwargs)
+
+    monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+    return seen
+
+
+async def test_a_sqlite_statement_is_one_trip_to_the_thread_until_the_write_lock(
+    sqlite_database: Database, trips: list[str], ends: list[str]
 ) -> None:
+    """Once the first write holds the write lock, the transaction's statements run on
+    the loop; the commit goes to the thread."""
     database = sqlite_database
     try:
         async with database.transaction() as session:
+            await session.execute(select(Item.id))
             inserted = await session.execute(
                 insert(Item).values(account_id=1, name="a", created_at=START).returning(Item.id)
             )
@@ -195,8 +218,113 @@ async def test_a_sqlite_statement_is_one_trip_to_the_thread(
             names = (await session.execute(select(Item.name).order_by(Item.id))).scalars()
             assert list(names) == ["z"] * 4
         assert first_id == 1
-        assert trips == ["INSERT", "INSERT", "UPDATE", "SELECT"]
+        assert trips == ["SELECT", "INSERT", "INSERT (loop)", "UPDATE (loop)", "SELECT (loop)"]
+        assert ends == ["commit"]
+        # The next transaction starts on the thread again, and sees the commit.
+        trips.clear()
+        async with database.transaction() as session:
+            assert await session.scalar(select(func.count()).select_from(Item)) == 4
+        assert trips == ["SELECT"]
     finally:
+        await database.dispose()
+
+
+async def _read_then_fail(database: Database) -> None:
+    async with database.transaction() as session:
+        await session.execute(select(Item.id))
+        raise RuntimeError("changed my mind")
+
+
+async def _insert_twice(database: Database, item_id: int) -> None:
+    async with database.transaction() as session:
+        for name in "ab":
+            await session.execute(
+                insert(Item).values(id=item_id, account_id=1, name=name, created_at=START)
+            )
+
+
+async def test_a_transaction_that_only_read_ends_without_a_trip(
+    sqlite_database: Database, trips: list[str], ends: list[str]
+) -> None:
+    database = sqlite_database
+    try:
+        async with database.transaction() as session:
+            await session.execute(select(Item.id))
+        with pytest.raises(RuntimeError, match="changed my mind"):
+            await _read_then_fail(database)
+        assert trips == ["SELECT", "SELECT"]
+        assert ends == []
+    finally:
+        await database.dispose()
+
+
+async def test_a_failed_statement_on_the_loop_rolls_back_the_transaction(
+    sqlite_database: Database, trips: list[str], ends: list[str]
+) -> None:
+    database = sqlite_database
+    try:
+        with pytest.raises(IntegrityError):
+            await _insert_twice(database, item_id=1)
+        assert trips == ["INSERT", "INSERT (loop)"]
+        assert ends == ["rollback"]
+        async with database.transaction() as session:
+            await session.execute(
+                insert(Item).values(id=1, account_id=1, name="c", created_at=START)
+            )
+        assert await database.reads.all(select(Item.name), str) == ["c"]
+        assert trips == ["INSERT", "INSERT (loop)", "INSERT"]
+    finally:
+        await database.dispose()
+
+
+async def test_lock_for_writing_puts_every_statement_after_it_on_the_loop(
+    sqlite_database: Database, trips: list[str], ends: list[str]
+) -> None:
+    database = sqlite_database
+    try:
+        async with database.transaction() as session:
+            await database.lock_for_writing(session)
+            assert await session.scalar(select(func.count()).select_from(Item)) == 0
+            await session.execute(insert(Item).values(account_id=1, name="a", created_at=START))
+        assert trips == ["BEGIN", "SELECT (loop)", "INSERT (loop)"]
+        assert ends == ["commit"]
+        assert await database.reads.all(select(Item.name), str) == ["a"]
+    finally:
+        await database.dispose()
+
+
+async def test_lock_for_writing_waits_for_another_process_off_the_loop(
+    sqlite_database: Database, tmp_path: Any
+) -> None:
+    """Another process's write lock is waited for in SQLite's busy handler, on the
+    thread: the loop keeps running meanwhile. (The other process here is a connection
+    of its own, which SQLite cannot tell apart; it lets go once the loop has run while
+    the lock was being waited for, so a lock waited for on the loop would wait out the
+    busy timeout and fail.)"""
+    database = sqlite_database
+    other = sqlite3.connect(tmp_path / "data-path.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO test_data_path_items VALUES (7, 1, 'other', '2026-01-01')")
+    waiting = asyncio.Event()
+
+    async def let_go_while_waited_for() -> None:
+        await waiting.wait()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        other.execute("COMMIT")
+
+    letting_go = asyncio.create_task(let_go_while_waited_for())
+    try:
+        async with database.transaction() as session:
+            waiting.set()
+            await database.lock_for_writing(session)
+            assert not other.in_transaction
+            await session.execute(insert(Item).values(account_id=1, name="a", created_at=START))
+        await letting_go
+        names = await database.reads.all(select(Item.name).order_by(Item.id), str)
+        assert names == ["other", "a"]
+    finally:
+        other.close()
         await database.dispose()
 
 

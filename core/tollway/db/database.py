@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy import exc as sqlalchemy_exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
@@ -103,6 +103,17 @@ class Database:
         """A session inside a transaction: committed on success, rolled back on error."""
         async with self.sessions() as session, session.begin():
             yield session
+
+    async def lock_for_writing(self, session: AsyncSession) -> None:
+        """Take SQLite's write lock for ``session``'s transaction now (``BEGIN
+        IMMEDIATE``), not at its first write: a transaction that will write anyway then
+        runs every statement after this one on the event loop's thread, with no trip to
+        SQLite's (see :mod:`tollway.db.sqlite`). Call it first, before any statement of
+        the transaction, and keep such a transaction short: it holds up every other
+        writer of the database. A no-op on PostgreSQL, whose writes lock only their
+        rows."""
+        if self.is_sqlite:
+            await session.execute(text("BEGIN IMMEDIATE"))
 
     async def dispose(self) -> None:
         await self.reads.dispose()

@@ -8,6 +8,21 @@ four in one function on that thread and keeps the rows, so a statement costs one
 Everything else (the connection, its thread, commit and rollback, errors) is the
 adapter's own.
 
+Once a transaction holds SQLite's write lock (after its first write, or after ``BEGIN
+IMMEDIATE``: :meth:`tollway.db.Database.lock_for_writing`), its statements run on the
+event loop's thread instead, up to the commit: there is no lock left for
+them to wait on, and the trip costs more than the statement. The trip is not only the
+future: the thread needs the GIL back after every step of SQLite, which on a busy
+gateway means forcing the event loop's thread to hand it over and waiting for the
+operating system to run the other thread. The link product's click writer, about 15
+statements a batch, lost the loop more time that way than all its own work took: with
+its transactions' later statements on the loop, a SQLite gateway's redirects with
+click capture went from about 0.45 of the trivial route's throughput to about 0.6
+(docs/benchmarks.md). Reads before the first write stay on the thread (a long query
+leaves the loop serving meanwhile), as do the first write (it may wait for another
+process's lock in the busy handler) and the commit (it may checkpoint the WAL, with an
+``fsync``).
+
 SQLite has one writer at a time. Left to itself, a connection that finds the write
 lock taken sleeps and retries (1, 2, 5, 10 ms and longer), and it is not fair: a
 steady stream of short writers can starve one past its busy timeout, which then fails
@@ -38,8 +53,10 @@ _Outcome = tuple[Any, int, int | None, list[Any]]
 
 BUSY_TIMEOUT = 5.0
 """Seconds a writer waits for its turn, as ``PRAGMA busy_timeout`` lets SQLite wait."""
-_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
-"""The statements before which Python's sqlite3 opens a transaction."""
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "BEGIN I")
+"""The statements before which Python's sqlite3 opens a transaction, and ``BEGIN
+IMMEDIATE``, which opens one holding the write lock
+(:meth:`tollway.db.Database.lock_for_writing`)."""
 
 
 class Turns:
@@ -86,6 +103,16 @@ def _execute(
         cursor.close()
 
 
+async def _on_loop(
+    connection: sqlite3.Connection, operation: str, parameters: Any, many: bool
+) -> _Outcome:
+    """:func:`_execute` on the loop's thread, after letting the loop run once: a
+    transaction's statements are short, but a batch's several in a row would hold up
+    the requests waiting meanwhile. (SQLAlchemy requires an ``await`` per statement.)"""
+    await asyncio.sleep(0)
+    return _execute(connection, operation, parameters, many)
+
+
 class OneHopCursor:
     """The DBAPI cursor SQLAlchemy drives: each ``execute`` is one trip to the thread,
     and the rows are fetched from memory afterwards."""
@@ -112,14 +139,19 @@ class OneHopCursor:
 
     def _run(self, operation: str, parameters: Any, *, many: bool) -> None:
         connection = self._adapt_connection
+        raw: sqlite3.Connection = self._connection._conn
         try:
-            if connection.turn is None and operation.lstrip()[:7].upper().startswith(_WRITES):
-                connection.turn = await_(connection.dbapi.turns.take())
-            outcome: _Outcome = await_(
-                self._connection._execute(
-                    _execute, self._connection._conn, operation, parameters, many
-                )
-            )
+            if connection.writing:
+                outcome = await_(_on_loop(raw, operation, parameters, many))
+            else:
+                write = operation.lstrip()[:7].upper().startswith(_WRITES)
+                if write and connection.turn is None:
+                    connection.turn = await_(connection.dbapi.turns.take())
+                run = self._connection._execute(_execute, raw, operation, parameters, many)
+                outcome = await_(run)
+                # Python's sqlite3 began a transaction for the write, which holds the
+                # write lock until it ends.
+                connection.writing = write and connection.on_loop and raw.in_transaction
         except Exception as error:
             self._adapt_connection._handle_exception(error)
         self.description, self.rowcount, self.lastrowid, rows = outcome
@@ -158,30 +190,43 @@ class OneHopCursor:
 
 
 class _Connection(AsyncAdapt_aiosqlite_connection):
-    """The adapter's connection, with one-hop cursors and the writer's turn it holds."""
+    """The adapter's connection, with one-hop cursors and the writer's turn it holds.
 
-    __slots__ = ("turn",)
+    A commit or rollback with no transaction open (Python's sqlite3 opens one at the
+    first write) makes no trip: sqlite3 would do nothing with it on the thread. That is
+    the commit of every session that only read, and the pool's rollback of every
+    connection it takes back."""
+
+    __slots__ = ("on_loop", "turn", "writing")
     _cursor_cls = OneHopCursor  # type: ignore[assignment]
     dbapi: OneHopDBAPI
 
-    def __init__(self, dbapi: OneHopDBAPI, connection: Any) -> None:
+    def __init__(self, dbapi: OneHopDBAPI, connection: Any, *, on_loop: bool) -> None:
         super().__init__(dbapi, connection)
         self.turn: asyncio.Lock | None = None
+        self.on_loop = on_loop
+        """The sqlite3 connection may be used from the loop's thread too (a file's are:
+        SQLAlchemy opens them with ``check_same_thread=False``)."""
+        self.writing = False
+        """The open transaction holds the write lock: statements run on the loop."""
 
     def _end_turn(self) -> None:
+        self.writing = False
         turn, self.turn = self.turn, None
         if turn is not None:
             turn.release()
 
     def commit(self) -> None:
         try:
-            super().commit()
+            if self._connection._conn.in_transaction:
+                super().commit()
         finally:
             self._end_turn()
 
     def rollback(self) -> None:
         try:
-            super().rollback()
+            if self._connection._conn.in_transaction:
+                super().rollback()
         finally:
             self._end_turn()
 
@@ -209,4 +254,5 @@ class OneHopDBAPI(AsyncAdapt_aiosqlite_dbapi):
     def connect(self, *arg: Any, **kw: Any) -> _Connection:
         connection = self.aiosqlite.connect(*arg, **kw)
         connection._thread.daemon = True  # as SQLAlchemy's adapter does
-        return _Connection(self, await_(connection))
+        on_loop = kw.get("check_same_thread", True) is False
+        return _Connection(self, await_(connection), on_loop=on_loop)
