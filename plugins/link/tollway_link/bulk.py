@@ -1,39 +1,43 @@
-"""A batch's writes on the driver: SQL built once per dialect, rows as plain tuples.
+"""A batch's writes and reads on the driver: SQL built once per dialect, one JSON
+document each way.
 
-SQLAlchemy's ``executemany`` turns each row's dict into the driver's parameters in
-Python, which costs more than SQLite takes to store the row, and PostgreSQL gets the
-rows one by one. The writes of :mod:`tollway_link.store` instead build their SQL once
-per dialect from the tables and pass each row as a tuple of its table's columns, in
-order: on SQLite as one ``executemany`` (one prepared statement run over them all), on
-PostgreSQL as one JSON document, an array of the rows as arrays, that the server
-takes apart with ``jsonb_array_elements``, so a table costs one statement and one round
-trip whatever the batch's size. (One array parameter per column was the first way:
-asyncpg checks every element of an array against the abstract collection types, in
-Python, which cost a batch's writer ten times the client time of encoding the rows
-as JSON in C, and the server took longer to unnest the arrays than to read the JSON.)
-Each batch holds a key once (the store adds up its rows first), as ``ON CONFLICT DO
-UPDATE`` requires of one statement on PostgreSQL.
+A batch crosses to the database as one JSON document per statement, an array of its
+rows as arrays, that the database takes apart (``jsonb_array_elements`` on PostgreSQL,
+``json_each`` on SQLite); what a batch reads comes back the same way, one JSON array of
+rows (:func:`document`). So a table costs one statement, and one value each way,
+whatever the batch's size:
+
+- on PostgreSQL, one round trip, and no per-element work in the driver (one array
+  parameter per column was the first way: asyncpg checks every element of an array
+  against the abstract collection types, in Python, which cost a batch's writer ten
+  times the client time of encoding the rows as JSON in C);
+- on SQLite, one step of the statement. Python's sqlite3 gives up the GIL for every
+  step, one per row given to ``executemany`` and one per row fetched, and then needs it
+  back from the event loop's thread: on a busy gateway each of those waits for the
+  loop to let go (milliseconds, not microseconds). An ``executemany`` of 5,000 rows
+  measured 2.8 to 11 s beside a busy loop, the same rows as one JSON document 50 to
+  70 ms (docs/benchmarks.md); unloaded, the JSON costs about 1 µs a row more.
+
+SQLAlchemy's ``executemany`` would turn each row's dict into the driver's parameters in
+Python besides. Each batch holds a key once (the store adds up its rows first), as
+``ON CONFLICT DO UPDATE`` requires of one statement on PostgreSQL.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any, cast
 
 import msgspec
-from sqlalchemy import Table
+from sqlalchemy import Select, String, Table, Text, func, literal_column, select
+from sqlalchemy import cast as sql_cast
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tollway_link.models import Breakdown, Click, DayVisitors, Link, Traffic, Visit, VisitorBounds
 
 Row = tuple[Any, ...]
-
-SQLITE_ROWS = 1000
-"""Rows per multi-row ``VALUES`` on SQLite: 9 columns stay under its 32,766 parameters."""
 
 
 def table(model: Any) -> Table:
@@ -45,32 +49,26 @@ def _names(names: Iterable[str]) -> str:
 
 
 def _rows(columns: Sequence[Any], dialect: Dialect) -> str:
-    """PostgreSQL's rows of ``columns`` from the JSON parameter ``$1``: an array of rows,
+    """The rows of ``columns`` from the statement's one parameter, a JSON array of rows,
     each an array of its values in the order of ``columns``."""
+    if dialect.name == "postgresql":
+        values = (
+            f"(item->>{at})::{column.type.compile(dialect=dialect)} AS {column.name}"
+            for at, column in enumerate(columns)
+        )
+        return f"SELECT {_names(values)} FROM jsonb_array_elements($1::jsonb) AS item"
     values = (
-        f"(item->>{at})::{column.type.compile(dialect=dialect)} AS {column.name}"
-        for at, column in enumerate(columns)
+        f"json_extract(item.value, '$[{at}]') AS {column.name}" for at, column in enumerate(columns)
     )
-    return f"SELECT {_names(values)} FROM jsonb_array_elements($1::jsonb) AS item"
+    # WHERE true: without it, SQLite reads an upsert's ON CONFLICT as the ON of a join.
+    return f"SELECT {_names(values)} FROM json_each(?) AS item WHERE true"
 
 
 def _insert(model: Any, dialect: Dialect) -> str:
-    """``INSERT`` of the table's columns, from the JSON rows on PostgreSQL."""
-    if dialect.name == "postgresql":
-        columns = table(model).c
-        return f"{_into(model)} {_rows(list(columns), dialect)}"
-    return _sqlite_insert(model, 1)
-
-
-def _into(model: Any) -> str:
-    return f"INSERT INTO {table(model).name} ({_names(table(model).c.keys())})"
-
-
-@functools.cache
-def _sqlite_insert(model: Any, rows: int) -> str:
-    """``INSERT`` of the table's columns, ``rows`` rows of ``VALUES``."""
-    row = f"({_names('?' * len(table(model).c))})"
-    return f"{_into(model)} VALUES {_names([row] * rows)}"
+    """``INSERT`` of the table's columns, from the JSON rows."""
+    return f"INSERT INTO {table(model).name} ({_names(table(model).c.keys())}) " + _rows(
+        list(table(model).c), dialect
+    )
 
 
 def _adding(model: Any, column: str, dialect: Dialect) -> str:
@@ -88,16 +86,11 @@ def _update(model: Any, given: Sequence[str], assignment: str, dialect: Dialect)
     of the table's ``given`` columns, its primary key among them; ``assignment``
     refers to them as ``{name}``."""
     name = table(model).name
-    if dialect.name == "postgresql":
-        values = {column: f"batch.{column}" for column in given}
-        source = f" FROM ({_rows([table(model).c[column] for column in given], dialect)}) AS batch"
-    else:
-        values = {column: f"?{at}" for at, column in enumerate(given, 1)}
-        source = ""
-    where = " AND ".join(
-        f"{name}.{key.name} = {values[key.name]}" for key in table(model).primary_key
-    )
-    return f"UPDATE {name} SET {assignment.format_map(values)}{source} WHERE {where}"
+    rows = _rows([table(model).c[column] for column in given], dialect)
+    keys = (key.name for key in table(model).primary_key)
+    where = " AND ".join(f"{name}.{key} = batch.{key}" for key in keys)
+    values = {column: f"batch.{column}" for column in given}
+    return f"UPDATE {name} SET {assignment.format_map(values)} FROM ({rows}) AS batch WHERE {where}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,38 +111,58 @@ class Writes:
     """Rows ``(link_id, visitor, bucket)`` of buckets that get a person's click."""
 
     async def run(self, connection: AsyncConnection, sql: str, rows: Sequence[Row]) -> None:
-        if not rows:
-            return
-        if self.postgresql:
+        if rows:
             await connection.exec_driver_sql(sql, (json_rows(rows),))
-        else:
-            await connection.exec_driver_sql(sql, list(rows))
 
     async def insert_new_clicks(self, connection: AsyncConnection, rows: Sequence[Row]) -> set[str]:
-        """Insert the clicks, ``ON CONFLICT (id) DO NOTHING``; the ids that were new.
+        """Insert the clicks not stored yet; the ids that were new.
 
-        SQLite returns nothing from ``executemany``: its rows go as multi-row
-        ``VALUES``, whose SQL differs by the number of rows."""
-        new_ids = " ON CONFLICT (id) DO NOTHING RETURNING id"
+        On PostgreSQL, ``ON CONFLICT (id) DO NOTHING RETURNING id``. On SQLite, whose
+        ``RETURNING`` is a step per row, the stored ones are looked up first, as one
+        document, and the rest inserted: the store holds the write lock from the start
+        of its transaction, so no click can be stored in between."""
         if self.postgresql:
-            sql = self.insert_clicks + new_ids
+            sql = self.insert_clicks + " ON CONFLICT (id) DO NOTHING RETURNING id"
             return set((await connection.exec_driver_sql(sql, (json_rows(rows),))).scalars())
-        new: set[str] = set()
-        for start in range(0, len(rows), SQLITE_ROWS):
-            chunk = rows[start : start + SQLITE_ROWS]
-            sql = _sqlite_insert(Click, len(chunk)) + new_ids
-            new.update((await connection.exec_driver_sql(sql, tuple(chain(*chunk)))).scalars())
-        return new
+        ids = json_rows([row[0] for row in rows])
+        stored = await connection.exec_driver_sql(_SQLITE_STORED_CLICKS, (ids,))
+        known = set(_decode(stored.scalar_one()))
+        new = [row for row in rows if row[0] not in known]
+        await self.run(connection, self.insert_clicks, new)
+        return {row[0] for row in new}
+
+
+_SQLITE_STORED_CLICKS = (
+    f"SELECT json_group_array(stored.id) FROM json_each(?) AS item"
+    f" JOIN {table(Click).name} AS stored ON stored.id = item.value"
+)
 
 
 _encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder(list[Any]).decode
 
 
-def json_rows(rows: Sequence[Row]) -> str:
+def json_rows(rows: Sequence[Any]) -> str:
     """The rows as one JSON parameter, each an array (datetimes in RFC 3339, which
-    ``timestamptz`` reads): PostgreSQL's writes, and the visitor lookups on both
-    backends."""
+    ``timestamptz`` reads): every write of a batch, and the keys its reads look up."""
     return _encode(rows).decode()
+
+
+def document(query: Select[Any], dialect: str) -> Select[tuple[str]]:
+    """``query``'s rows as one value, a JSON array of arrays (:func:`rows_of` reads it):
+    on SQLite one step instead of one per row. Booleans come back as ``0`` and ``1``
+    from SQLite."""
+    rows = query.subquery("rows")
+    if dialect == "postgresql":
+        array = func.json_agg(func.json_build_array(*rows.c))
+        # As text: the driver would decode json itself, with the json module.
+        return select(sql_cast(func.coalesce(array, literal_column("'[]'")), Text))
+    return select(func.json_group_array(func.json_array(*rows.c), type_=String))
+
+
+def rows_of(value: str) -> list[Any]:
+    """The rows of a :func:`document`, each a list."""
+    return _decode(value)
 
 
 _WRITES: dict[str, Writes] = {}

@@ -4,11 +4,14 @@ A batch of enriched clicks (:meth:`tollway_link.capture.Enricher.enrich`'s rows)
 written in one transaction:
 
 1. the batch's links are locked (``FOR NO KEY UPDATE`` on PostgreSQL, in id order, so
-   two writers never deadlock; SQLite has one writer anyway) and the clicks of links
-   deleted meanwhile are dropped;
-2. the clicks are inserted ``ON CONFLICT (id) DO NOTHING``, returning the ids that were
-   new: a batch written twice (a retry after a lost commit, a Redis entry delivered
-   again) stores and counts each click once;
+   two writers never deadlock; on SQLite the transaction takes the database's write
+   lock first, :meth:`tollway.Database.lock_for_writing`, which also lets its
+   statements run on the event loop's thread) and the clicks of links deleted
+   meanwhile are dropped;
+2. the clicks not stored yet are inserted, and only those count (``ON CONFLICT (id) DO
+   NOTHING RETURNING id`` on PostgreSQL; looked up first on SQLite): a batch written
+   twice (a retry after a lost commit, a Redis entry delivered again) stores and counts
+   each click once;
 3. from the new clicks only: each link's ``clicks`` counter (bots and ``HEAD`` left
    out) and the pre-aggregates of :mod:`tollway_link.models` the analytics read.
 
@@ -48,7 +51,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tollway import Database
-from tollway_link.bulk import Row, Writes, json_rows, table, writes
+from tollway_link.bulk import Row, Writes, document, json_rows, rows_of, table, writes
 from tollway_link.models import Click, Link, Visit
 
 BUCKET_SECONDS = 900
@@ -71,12 +74,6 @@ Bounds = tuple[int, int] | None
 """A visitor's first and last buckets, if any."""
 
 
-LIVE_LINKS = (
-    select(Link.id)
-    .where(Link.id.in_(bindparam("ids", expanding=True)))
-    .order_by(Link.id)
-    .with_for_update(key_share=True)
-)
 _VISITS = table(Visit).c
 _LOW: BindParameter[int] = bindparam("low", type_=Integer)
 _HIGH: BindParameter[int] = bindparam("high", type_=Integer)
@@ -108,34 +105,54 @@ def _visits_of(keys: Any) -> tuple[Any, Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Reads:
-    """How the batch's visitors are looked up: joined to the rows of one JSON
-    parameter (as :mod:`tollway_link.bulk` writes), so the statement is compiled and
-    prepared once whatever the batch's size, and each key is looked up by the primary
-    key."""
+    """A batch's reads: their keys from one JSON parameter (as :mod:`tollway_link.bulk`
+    writes), so each statement is compiled and prepared once whatever the batch's size
+    and each key is looked up by the primary key; their rows back as one
+    :func:`~tollway_link.bulk.document`."""
 
+    live_links: Any
+    """The batch's links that still exist, locked in id order on PostgreSQL (``FOR NO
+    KEY UPDATE``, so two writers never deadlock; SQLite has one writer anyway)."""
     nearby_visits: Any
     visit_bounds: Any
 
 
+def _keys(parameter: str, columns: dict[str, str], dialect: str) -> Any:
+    """A table of the rows of the JSON parameter ``parameter`` (arrays of ``columns``:
+    name and PostgreSQL type, in order)."""
+    json = bindparam(parameter, type_=String)
+    if dialect == "postgresql":
+        item = func.jsonb_array_elements(cast(json, postgresql.JSONB)).alias("item")
+        values = [f"(item->>{at})::{kind}" for at, kind in enumerate(columns.values())]
+    else:
+        item = func.json_each(json).alias("item")
+        values = [f"json_extract(item.value, '$[{at}]')" for at in range(len(columns))]
+    named: list[Any] = [
+        literal_column(value).label(name) for value, name in zip(values, columns, strict=True)
+    ]
+    return select(*named).select_from(item).subquery(parameter)
+
+
 @functools.cache
 def _reads(dialect: str) -> _Reads:
-    parameter = bindparam("keys", type_=String)
-    if dialect == "postgresql":
-        key = func.jsonb_array_elements(cast(parameter, postgresql.JSONB)).alias("key")
-        columns = ("(key->>0)::integer", "key->>1")
-    else:
-        key = func.json_each(parameter).alias("key")
-        columns = ("json_extract(key.value, '$[0]')", "json_extract(key.value, '$[1]')")
-    keys = (
-        select(
-            literal_column(columns[0]).label("link_id"),
-            literal_column(columns[1]).label("visitor"),
-        )
-        .select_from(key)
-        .subquery("keys")
+    ids = _keys("ids", {"id": "integer"}, dialect)
+    live = (
+        select(Link.id)
+        .where(Link.id.in_(select(ids.c.id)))
+        .order_by(Link.id)
+        .with_for_update(key_share=True)
     )
+    keys = _keys("keys", {"link_id": "integer", "visitor": "text"}, dialect)
     nearby, bounds = _visits_of(keys)
-    return _Reads(nearby_visits=nearby, visit_bounds=bounds)
+    return _Reads(
+        live_links=document(live, dialect),
+        nearby_visits=document(nearby, dialect),
+        visit_bounds=document(bounds, dialect),
+    )
+
+
+async def _read(connection: AsyncConnection, query: Any, parameters: dict[str, Any]) -> list[Any]:
+    return rows_of((await connection.execute(query, parameters)).scalar_one())
 
 
 async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
@@ -144,11 +161,13 @@ async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
     if not unique:
         return 0
     dialect = database.engine.dialect
-    batch = writes(dialect)
+    batch, reads = writes(dialect), _reads(dialect.name)
     async with database.transaction() as session:
+        # On SQLite: the write lock first, so every statement below runs on the loop.
+        await database.lock_for_writing(session)
         connection = await session.connection()
-        links = sorted({row["link_id"] for row in unique})
-        live = set((await connection.execute(LIVE_LINKS, {"ids": links})).scalars())
+        links = json_rows([[link] for link in {row["link_id"] for row in unique}])
+        live = {link for (link,) in await _read(connection, reads.live_links, {"ids": links})}
         kept = [row for row in unique if row["link_id"] in live]
         if not kept:
             return 0
@@ -158,7 +177,7 @@ async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
             return 0
         aggregates = _Aggregates()
         aggregates.count(new)
-        await aggregates.count_visitors(connection, _reads(dialect.name), new)
+        await aggregates.count_visitors(connection, reads, new)
         await aggregates.write(connection, batch)
         return len(new)
 
@@ -223,19 +242,18 @@ class _Aggregates:
         spread = [bucket for found in pairs.values() for bucket in found]
         keys = {"keys": json_rows(list(pairs))}
         nearby: dict[VisitorKey, dict[int, bool]] = {}
-        found = await connection.execute(
-            reads.nearby_visits,
-            {**keys, "low": min(spread) - max(WINDOWS), "high": max(spread) + max(WINDOWS)},
-        )
-        for link, visitor, bucket, bot in found:
-            nearby.setdefault((link, visitor), {})[bucket] = bot
+        window = {"low": min(spread) - max(WINDOWS), "high": max(spread) + max(WINDOWS)}
+        for link, visitor, bucket, bot in await _read(
+            connection, reads.nearby_visits, keys | window
+        ):
+            nearby.setdefault((link, visitor), {})[bucket] = bool(bot)
         bounds: dict[VisitorKey, tuple[Bounds, Bounds]] = {
             (link, visitor): (
                 (first, last),
                 None if first_counted is None else (first_counted, last_counted),
             )
-            for link, visitor, first, last, first_counted, last_counted in await connection.execute(
-                reads.visit_bounds, keys
+            for link, visitor, first, last, first_counted, last_counted in await _read(
+                connection, reads.visit_bounds, keys
             )
         }
         for key, new in pairs.items():
