@@ -122,6 +122,42 @@ async def test_a_full_batch_is_written_at_once(product_client: ProductClientFact
         assert await link.stored(key) == (3, 3)
 
 
+async def test_clicks_arriving_during_a_write_wait_for_a_full_batch(
+    product_client: ProductClientFactory,
+) -> None:
+    """A write ending is no reason to write what arrived meanwhile: that would make a
+    busy process's batches only as big as one write is long."""
+    settings = {"click_batch_size": 3, "click_flush_interval": 3600}
+    async with open_clicks(product_client, settings=settings) as link:
+        _, key = await link.link()
+        write, release = link.clicks.write, asyncio.Event()
+
+        async def held(clicks: Sequence[RawClick]) -> int:
+            await release.wait()
+            return await write(clicks)
+
+        link.clicks.write = held  # type: ignore[method-assign]
+        sizes, written = watch_writes(link)
+        for _ in range(3):
+            link.clicks.add(link.click(key))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        release.set()  # (before asserting: a failure must not leave the writer held)
+        assert sizes == [3]
+        link.clicks.add(link.click(key))  # during the write
+        await asyncio.wait_for(written.wait(), 10)
+        written.clear()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert sizes == [3]
+        assert link.clicks.buffered == 1
+        link.clicks.add(link.click(key))
+        link.clicks.add(link.click(key))
+        await asyncio.wait_for(written.wait(), 10)
+        assert sizes == [3, 3]
+        assert await link.stored(key) == (6, 6)
+
+
 async def test_a_click_waits_at_most_the_flush_interval(
     product_client: ProductClientFactory,
 ) -> None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -88,6 +89,8 @@ class Clicks:
         self._writing = True
         """The last write (or send) succeeded, or none failed yet."""
         self._room = asyncio.Event()
+        self._since = 0.0
+        """When the oldest buffered click arrived, or earlier (monotonic seconds)."""
         self._arrived = asyncio.Event()
         self._full = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -105,6 +108,7 @@ class Clicks:
             self.dropped += 1
             return
         if not buffer:
+            self._since = time.monotonic()
             self._arrived.set()
         buffer.append(click)
         if len(buffer) >= self.batch_size:
@@ -175,6 +179,8 @@ class Clicks:
         """Write (or send) the oldest batches; they leave the buffer once written."""
         async with self._sending:
             buffer, size = self._buffer, self.batch_size
+            # The clicks arriving while this batch is written are no older than now.
+            started = time.monotonic()
             if self.stream is None:
                 sent = len(batch := buffer[:size])
                 await self.write(batch)
@@ -182,6 +188,7 @@ class Clicks:
                 sent = len(buffer)
                 await self.stream.publish([buffer[n : n + size] for n in range(0, sent, size)])
             del buffer[:sent]
+            self._since = started
             self._written(True)
         if self.dropped:
             log.error("click buffer writing again; %d clicks were dropped", self.dropped)
@@ -196,12 +203,18 @@ class Clicks:
         delay = RETRY_FIRST
         while True:
             await self._arrived.wait()
-            if not self._stopping.is_set():
+            due = self._since + self.interval - time.monotonic()
+            if not self._stopping.is_set() and due > 0:
+                # A batch goes when it is full or its oldest click has waited the
+                # interval; not merely because the last write ended. Written as soon
+                # as the last ended, a busy process's batches were what arrived
+                # during one write, a few hundred clicks each time a write got
+                # quicker, and each cost its transaction again.
                 with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self.interval):
+                    async with asyncio.timeout(due):
                         await self._full.wait()
             try:
-                while self._buffer:
+                if self._buffer:
                     await self._send()
                 delay = RETRY_FIRST
             except Exception:
