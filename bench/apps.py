@@ -92,14 +92,14 @@ def bare_app() -> Litestar:
 
 def gateway_app() -> Litestar:
     """Variant (b): the handler behind the tollway pipeline, configured from the env."""
-    return create_app(Gateway(load_settings(), extra_plugins=plugins()))
+    return create_app(Gateway(load_settings(), extra_plugins=plugins()), server=True)
 
 
 def qr_app() -> Litestar:
     """The public QR API benchmark's app (``bench/qr.py``): the gateway as
     ``tollway.asgi`` builds it, as a factory, with ``TOLLWAY_PLUGINS=qr`` and a
     ``TOLLWAY_CONFIG`` lifting the anonymous tier's limits set by the caller."""
-    return create_app(Gateway(load_settings()))
+    return create_app(Gateway(load_settings()), server=True)
 
 
 class AcceptingChannel:
@@ -124,18 +124,18 @@ def chat_app() -> Litestar:
     benchmark route (``TOLLWAY_PLUGINS=bench,chat``), so the trivial-route baseline is
     served by the same process, database and rate limiter as the chat routes."""
     extra = [*plugins(), ("bench-accepting-channel", AcceptingChannelPlugin())]
-    return create_app(Gateway(load_settings(), extra_plugins=extra))
+    return create_app(Gateway(load_settings(), extra_plugins=extra), server=True)
 
 
 def link_app() -> Litestar:
     """The short links benchmark's app (``bench/links.py``): the gateway with ``link``
     and the benchmark route (``TOLLWAY_PLUGINS=bench,link``), so the trivial-route
     baseline is served by the same process, database and rate limiter as the redirects."""
-    return create_app(Gateway(load_settings(), extra_plugins=plugins()))
+    return create_app(Gateway(load_settings(), extra_plugins=plugins()), server=True)
 
 
 def pos_app() -> Litestar:
     """The point of sale benchmark's app (``bench/pos.py``): the gateway with ``pos`` and
     the benchmark route (``TOLLWAY_PLUGINS=bench,pos``), so the trivial-route baseline is
     served by the same process, database and rate limiter as the catalog and orders."""
-    return create_app(Gateway(load_settings(), extra_plugins=plugins()))
+    return create_app(Gateway(load_settings(), extra_plugins=plugins()), server=True)

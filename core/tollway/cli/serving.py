@@ -172,6 +172,9 @@ async def _work(gateway: Gateway, redis_url: str) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
     await gateway.start()
+    from tollway.app import freeze_garbage
+
+    freeze_garbage()
     try:
         jobs = ", ".join(sorted(gateway.jobs.names())) if hasattr(gateway.jobs, "names") else ""
         say(f"worker ready; jobs: {jobs}")
