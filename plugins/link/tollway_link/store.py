@@ -38,20 +38,25 @@ from typing import Any
 from sqlalchemy import (
     BindParameter,
     Integer,
-    String,
     and_,
     bindparam,
-    cast,
     func,
-    literal_column,
     select,
 )
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tollway import Database
-from tollway_link.bulk import Row, Writes, document, json_rows, rows_of, table, writes
+from tollway_link.bulk import (
+    Row,
+    Writes,
+    document,
+    json_rows,
+    json_table,
+    rows_of,
+    table,
+    writes,
+)
 from tollway_link.models import Click, Link, Visit
 
 BUCKET_SECONDS = 900
@@ -117,32 +122,16 @@ class _Reads:
     visit_bounds: Any
 
 
-def _keys(parameter: str, columns: dict[str, str], dialect: str) -> Any:
-    """A table of the rows of the JSON parameter ``parameter`` (arrays of ``columns``:
-    name and PostgreSQL type, in order)."""
-    json = bindparam(parameter, type_=String)
-    if dialect == "postgresql":
-        item = func.jsonb_array_elements(cast(json, postgresql.JSONB)).alias("item")
-        values = [f"(item->>{at})::{kind}" for at, kind in enumerate(columns.values())]
-    else:
-        item = func.json_each(json).alias("item")
-        values = [f"json_extract(item.value, '$[{at}]')" for at in range(len(columns))]
-    named: list[Any] = [
-        literal_column(value).label(name) for value, name in zip(values, columns, strict=True)
-    ]
-    return select(*named).select_from(item).subquery(parameter)
-
-
 @functools.cache
 def _reads(dialect: str) -> _Reads:
-    ids = _keys("ids", {"id": "integer"}, dialect)
+    ids = json_table("ids", {"id": "integer"}, dialect)
     live = (
         select(Link.id)
         .where(Link.id.in_(select(ids.c.id)))
         .order_by(Link.id)
         .with_for_update(key_share=True)
     )
-    keys = _keys("keys", {"link_id": "integer", "visitor": "text"}, dialect)
+    keys = json_table("keys", {"link_id": "integer", "visitor": "text"}, dialect)
     nearby, bounds = _visits_of(keys)
     return _Reads(
         live_links=document(live, dialect),
