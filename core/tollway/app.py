@@ -77,8 +77,8 @@ def freeze_garbage() -> None:
     (``gc.freeze``): once a process has started, that is the gateway itself (plugins,
     routes, rule sets, compiled statements), which lives as long as the process. A full
     collection walks every tracked object; a started gateway's are hundreds of
-    thousands, and its full collections paused the event loop for about 80 ms every
-    couple of seconds under load (about 9 ms once frozen; docs/benchmarks.md)."""
+    thousands, and its full collections paused the event loop for about 73 ms every
+    couple of seconds under load (7.4 ms once frozen; docs/benchmarks.md)."""
     gc.collect()
     gc.freeze()
 

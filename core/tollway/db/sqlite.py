@@ -16,9 +16,9 @@ future: the thread needs the GIL back after every step of SQLite, which on a bus
 gateway means forcing the event loop's thread to hand it over and waiting for the
 operating system to run the other thread. The link product's click writer, about 15
 statements a batch, lost the loop more time that way than all its own work took: with
-its transactions' later statements on the loop, a SQLite gateway's redirects with
-click capture went from about 0.45 of the trivial route's throughput to about 0.6
-(docs/benchmarks.md). Reads before the first write stay on the thread (a long query
+its transactions' later statements on the loop, the loop's thread went from 0.69-0.75
+of a core busy during a SQLite gateway's redirects to 0.88-0.91, as on the trivial
+route (docs/benchmarks.md). Reads before the first write stay on the thread (a long query
 leaves the loop serving meanwhile), as do the first write (it may wait for another
 process's lock in the busy handler) and the commit (it may checkpoint the WAL, with an
 ``fsync``).
