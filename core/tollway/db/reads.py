@@ -194,6 +194,12 @@ class Reads:
         elif engine.url.drivername == "postgresql+asyncpg":
             self._driver = _Postgres(engine.url)
 
+    @property
+    def dialect(self) -> str:
+        """The database's dialect name (``sqlite``, ``postgresql``), for a statement
+        built differently for each."""
+        return str(self._dialect.name)
+
     def _prepared(self, statement: AnySelect) -> _Compiled | None:
         try:
             return self._compiled[statement]

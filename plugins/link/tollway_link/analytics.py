@@ -11,9 +11,11 @@ never one row per click:
   :mod:`tollway_link.days`);
 - ``top_referrers``, ``top_countries``, ``devices``: the breakdown's UTC-day rows for
   the period's whole UTC days and its 15-minute rows for the two partial ones;
-- ``unique`` of a day: the distinct visitors of the window of 23, 24 or 25 hours the
-  day is; a day of another length (Lord Howe's half-hour clock changes) counts them
-  among its clicks;
+- ``unique`` of a day: its visits whose gap to the visitor's previous visit reaches back
+  before the day's first bucket (:class:`~tollway_link.models.VisitGaps`), every day of
+  the period in one statement; a day longer than
+  :data:`~tollway_link.store.LONGEST_DAY` (none in today's zones) counts them among its
+  clicks;
 - ``unique_visitors``: the visitors whose latest click is in the period or after,
   less those whose first click is after it.
 
@@ -23,6 +25,7 @@ Ties in the top lists are ordered by value, byte by byte, the same on every data
 from __future__ import annotations
 
 import asyncio
+import functools
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -47,11 +50,12 @@ from sqlalchemy.sql.functions import FunctionElement
 from tollway import CurrentCaller, CurrentGateway, GeoIP, NotFound, Reads, UnprocessableEntity
 from tollway_link import schemas
 from tollway_link.addresses import Addresses
+from tollway_link.bulk import json_rows, json_table
 from tollway_link.days import Day, Piece, days, local_date, pieces
-from tollway_link.models import Breakdown, Click, DayVisitors, Link, Traffic, VisitorBounds
+from tollway_link.models import Breakdown, Click, Link, Traffic, VisitGaps, VisitorBounds
 from tollway_link.product import ANALYTICS_READ
 from tollway_link.routes import LinkId
-from tollway_link.store import BUCKET_SECONDS, DAY, WINDOWS
+from tollway_link.store import BUCKET_SECONDS, DAY, LONGEST_DAY
 
 PERIOD_DAYS = {"7d": 7, "30d": 30, "90d": 90}
 TOP = 10
@@ -157,22 +161,39 @@ BREAKDOWN = (
 """The most clicked referrers, countries and devices of buckets ``from`` to ``to``:
 UTC days ``days_from`` to ``days_to`` (first buckets) whole, 15-minute rows around."""
 
-WINDOW_VISITORS = select(DayVisitors.day, DayVisitors.visitors).where(
-    DayVisitors.link_id == LINK,
-    DayVisitors.include_bots == BOTS,
-    DayVisitors.buckets == bindparam("buckets", type_=Integer),
-    DayVisitors.shift == bindparam("shift", type_=Integer),
-    DayVisitors.day >= bindparam("first", type_=Integer),
-    DayVisitors.day <= bindparam("last", type_=Integer),
-)
+
+@functools.cache
+def day_visitors(dialect: str) -> Any:
+    """The visitors of each day of the JSON parameter ``days`` (rows ``[start, end]``,
+    in buckets): the day's visits whose gap reaches back before its start. One
+    primary-key range per day."""
+    days = json_table("days", {"start": "integer", "end": "integer"}, dialect)
+    gaps = VisitGaps
+    return (
+        select(days.c.start, func.sum(gaps.visitors))
+        .select_from(
+            days.join(
+                gaps,
+                and_(
+                    gaps.link_id == LINK,
+                    gaps.include_bots == BOTS,
+                    gaps.bucket >= days.c.start,
+                    gaps.bucket < days.c.end,
+                ),
+            )
+        )
+        .where(gaps.gap > gaps.bucket - days.c.start)
+        .group_by(days.c.start)
+    )
+
+
 VISITORS_BETWEEN = select(func.count(func.distinct(Click.visitor))).where(
     Click.link_id == LINK,
     Click.clicked_at >= bindparam("since"),
     Click.clicked_at < bindparam("until"),
     _counted(Click.bot),
 )
-"""The visitors of a day no window is kept for (clocks changing by other than an hour),
-from its clicks."""
+"""The visitors of a day longer than the visit gaps count, from its clicks."""
 _BOUND = case(
     (VisitorBounds.bound == "last", VisitorBounds.visitors),
     (VisitorBounds.bucket >= TO, -VisitorBounds.visitors),
@@ -282,32 +303,24 @@ class Analytics:
         return clicks
 
     async def _visitors_by_day(self, counting: dict[str, Any], span: list[Day]) -> dict[Day, int]:
-        """Distinct visitors per day: from the windows the days are (a statement per
-        length and UTC offset the period has), or for a day no window is kept for, from
-        its clicks."""
-        windows: dict[tuple[int, int], dict[int, Day]] = {}
+        """Distinct visitors per day: from the visit gaps, or for a day longer than the
+        gaps count (none in today's zones), from its clicks."""
         unique: dict[Day, int] = {}
+        counted = {day.start: day for day in span if day.end - day.start <= LONGEST_DAY}
         for day in span:
-            length, shift, window = day.window
-            if length in WINDOWS:
-                windows.setdefault((length, shift), {})[window] = day
-            else:
+            if day.start not in counted:
                 since, until = _moment(day.start), _moment(day.end)
                 unique[day] = int(
                     await self.reads.scalar(VISITORS_BETWEEN, **counting, since=since, until=until)
                 )
-        for (length, shift), days_of in windows.items():
-            for window, visitors in await self.reads.all(
-                WINDOW_VISITORS,
+        if counted:
+            for start, visitors in await self.reads.all(
+                day_visitors(self.reads.dialect),
                 lambda *row: row,
                 **counting,
-                buckets=length,
-                shift=shift,
-                first=min(days_of),
-                last=max(days_of),
+                days=json_rows([[day.start, day.end] for day in counted.values()]),
             ):
-                if window in days_of:
-                    unique[days_of[window]] = int(visitors)
+                unique[counted[start]] = int(visitors)
         return unique
 
     async def _breakdown(

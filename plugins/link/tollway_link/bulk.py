@@ -36,7 +36,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tollway_link.models import Breakdown, Click, DayVisitors, Link, Traffic, Visit, VisitorBounds
+from tollway_link.models import Breakdown, Click, Link, Traffic, Visit, VisitGaps, VisitorBounds
 
 Row = tuple[Any, ...]
 
@@ -124,7 +124,7 @@ class Writes:
     insert_clicks: str
     add_traffic: str
     add_breakdown: str
-    add_day_visitors: str
+    add_visit_gaps: str
     add_visitor_bounds: str
     insert_visits: str
     count_clicks: str
@@ -201,7 +201,7 @@ def writes(dialect: Dialect) -> Writes:
             insert_clicks=_insert(Click, dialect),
             add_traffic=_adding(Traffic, "clicks", dialect),
             add_breakdown=_adding(Breakdown, "clicks", dialect),
-            add_day_visitors=_adding(DayVisitors, "visitors", dialect),
+            add_visit_gaps=_adding(VisitGaps, "visitors", dialect),
             add_visitor_bounds=_adding(VisitorBounds, "visitors", dialect),
             insert_visits=_insert(Visit, dialect),
             count_clicks=_update(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from tollway_link.store import BUCKET_SECONDS, DAY
+from tollway_link.store import BUCKET_SECONDS
 
 EPOCH = date(1970, 1, 1)
 
@@ -30,13 +30,6 @@ class Day:
     date: date
     start: int
     end: int
-
-    @property
-    def window(self) -> tuple[int, int, int]:
-        """``(buckets, shift, day)``: the window of visitors this day is (see
-        :class:`tollway_link.models.DayVisitors`)."""
-        shift = -self.start % DAY
-        return self.end - self.start, shift, (self.start + shift) // DAY
 
 
 @dataclass(frozen=True, slots=True)

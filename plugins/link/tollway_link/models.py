@@ -115,20 +115,23 @@ class Visit(LinkBase):
     bucket counts only with ``include_bots``."""
 
 
-class DayVisitors(LinkBase):
-    """Distinct visitors of a link in each window of 23, 24 or 25 hours (``buckets``
-    92, 96 or 100) that starts on a 15-minute bucket: window (``shift``, ``day``)
-    starts at bucket ``96 * day - shift``. Every day of a zone is one of them (``shift``
-    is its UTC offset in buckets, modulo 96), but the days of changes by other than an
-    hour (Lord Howe's half hour, past changes of offset)."""
+class VisitGaps(LinkBase):
+    """A link's visits (a visitor's 15-minute buckets) by their ``gap``: how many buckets
+    after the visitor's previous visit each came, at most :data:`~tollway_link.store.
+    LONGEST_DAY` (also for a first visit). Counted twice: over every visit
+    (``include_bots``) and over the visits with a person's click.
 
-    __tablename__ = "link_day_visitors"
+    The visitors of any stretch of buckets ``s`` to ``e`` no longer than ``LONGEST_DAY``
+    (a day of any zone) are its visits with ``gap > bucket - s``: each visitor's first
+    visit in the stretch, and no other. A new visit changes at most two rows (its own,
+    and the next visit's gap), however many zones' days it falls in."""
+
+    __tablename__ = "link_visit_gaps"
 
     link_id: Mapped[int] = mapped_column(ForeignKey(Link.id, ondelete="CASCADE"), primary_key=True)
     include_bots: Mapped[bool] = mapped_column(Boolean, primary_key=True)
-    buckets: Mapped[int] = mapped_column(Integer, primary_key=True)
-    shift: Mapped[int] = mapped_column(Integer, primary_key=True)
-    day: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bucket: Mapped[int] = mapped_column(Integer, primary_key=True)
+    gap: Mapped[int] = mapped_column(Integer, primary_key=True)
     visitors: Mapped[int] = mapped_column(Integer)
 
 

@@ -17,10 +17,12 @@ written in one transaction:
 
 Visitor counts are kept exact by looking at each new (visitor, 15-minute bucket)
 pair's neighbours among the visitor's other buckets (:class:`~tollway_link.models.Visit`):
-the pair adds the visitor to each 24-hour window in which it had no click yet, and
-moves its first or latest click when it is earlier or later. Clicks may arrive in any
-order. Because the links are locked for the transaction, no other writer changes a
-link's visitors in between.
+the pair counts with its gap to the visitor's previous bucket, changes the gap of the
+visitor's next bucket (:class:`~tollway_link.models.VisitGaps`), and moves the
+visitor's first or latest click when it is earlier or later
+(:class:`~tollway_link.models.VisitorBounds`). Clicks may arrive in any order. Because
+the links are locked for the transaction, no other writer changes a link's visitors in
+between.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import pairwise
 from operator import itemgetter
 from typing import Any
 
@@ -63,8 +64,10 @@ BUCKET_SECONDS = 900
 """A bucket is 15 minutes: every zone's midnight is on one (offsets of :30 and :45)."""
 DAY = 96
 """Buckets in 24 hours."""
-WINDOWS = (92, DAY, 100)
-"""The lengths of the windows whose visitors are counted: days of 23, 24 and 25 hours."""
+LONGEST_DAY = 104
+"""Buckets in the longest day whose visitors the gaps count (26 hours: Antarctica/Troll
+moves its clocks by two hours); a longer one's are counted from its clicks. A gap is
+stored as at most this many buckets."""
 DIMENSIONS = ("referrer", "country", "device")
 
 
@@ -181,6 +184,12 @@ def _clicks(rows: Sequence[dict[str, Any]], dialect: Dialect) -> list[Row]:
     return [_CLICK_COLUMNS(row | {"clicked_at": stored(row["clicked_at"])}) for row in rows]
 
 
+def _gap(before: int | None, bucket: int) -> int:
+    """The gap stored for a visit in ``bucket`` after the visitor's previous one in
+    ``before`` (``None``: none within :data:`LONGEST_DAY`)."""
+    return LONGEST_DAY if before is None else min(bucket - before, LONGEST_DAY)
+
+
 class _Aggregates:
     """What one batch's new clicks add to the pre-aggregates."""
 
@@ -188,10 +197,9 @@ class _Aggregates:
         self.clicks: Counter[int] = Counter()
         self.traffic: Counter[tuple[int, int, bool]] = Counter()
         self.breakdown: Counter[tuple[int, int, int, str, str, bool]] = Counter()
-        self.entered: dict[tuple[int, bool, int], Counter[int]] = {}
-        """Per (link, include_bots, window length): visitors entering the windows from
-        each start bucket on, less those from each bucket on they no longer enter (the
-        windows a visit enters have consecutive starts)."""
+        self.gaps: Counter[tuple[int, bool, int, int]] = Counter()
+        """Visits added (or, as a visitor's next visit gets a shorter gap, moved) per
+        (link, include_bots, bucket, gap)."""
         self.bounds: Counter[tuple[int, bool, str, int]] = Counter()
         self.visits: list[Row] = []
         """New ``link_visits`` rows."""
@@ -231,7 +239,7 @@ class _Aggregates:
         spread = [bucket for found in pairs.values() for bucket in found]
         keys = {"keys": json_rows(list(pairs))}
         nearby: dict[VisitorKey, dict[int, bool]] = {}
-        window = {"low": min(spread) - max(WINDOWS), "high": max(spread) + max(WINDOWS)}
+        window = {"low": min(spread) - LONGEST_DAY, "high": max(spread) + LONGEST_DAY}
         for link, visitor, bucket, bot in await _read(
             connection, reads.nearby_visits, keys | window
         ):
@@ -256,8 +264,8 @@ class _Aggregates:
         new: dict[int, bool],
     ) -> None:
         """Add the visitor's ``new`` buckets (each: whether only bots clicked), given
-        its buckets ``known`` within a day of them (the same) and the ``bounds`` of all
-        it has, with bots and without."""
+        its buckets ``known`` within :data:`LONGEST_DAY` of the batch's (the same) and
+        the ``bounds`` of all it has, with bots and without."""
         link, visitor = key
         every = sorted(known)
         counted = sorted(bucket for bucket, bot in known.items() if not bot)
@@ -276,20 +284,17 @@ class _Aggregates:
     def _enter(
         self, link: int, include_bots: bool, known: list[int], bounds: Bounds, bucket: int
     ) -> Bounds:
-        """A visitor's new ``bucket`` in one count, ``known`` its buckets near it there
-        (kept sorted, the new one added); its bounds there afterwards."""
+        """A visitor's new ``bucket`` in one count, ``known`` its buckets within
+        :data:`LONGEST_DAY` of the batch's there (kept sorted, the new one added); its
+        bounds there afterwards."""
         at = bisect_left(known, bucket)
-        # The windows (by their first bucket) holding this bucket but neither the
-        # visitor's bucket before it nor the one after it: the visitor enters them.
-        for length in WINDOWS:
-            first = bucket - length + 1
-            if at:
-                first = max(first, known[at - 1] + 1)
-            last = bucket if at == len(known) else min(bucket, known[at] - length)
-            if first <= last:
-                entered = self.entered.setdefault((link, include_bots, length), Counter())
-                entered[first] += 1
-                entered[last + 1] -= 1
+        # A visitor with no bucket known before this one had none within LONGEST_DAY.
+        before = known[at - 1] if at else None
+        self.gaps[link, include_bots, bucket, _gap(before, bucket)] += 1
+        if at < len(known):
+            after = known[at]
+            self.gaps[link, include_bots, after, _gap(before, after)] -= 1
+            self.gaps[link, include_bots, after, _gap(bucket, after)] += 1
         known.insert(at, bucket)
         if bounds is None:
             self.bounds[link, include_bots, "first", bucket] += 1
@@ -305,22 +310,6 @@ class _Aggregates:
             return bounds[0], bucket
         return bounds
 
-    def _windows(self) -> list[Row]:
-        """The visitors each window gained, as ``link_day_visitors`` rows: window
-        ``w`` starts ``shift`` (``-w % 96``) buckets before UTC day ``ceil(w / 96)``."""
-        rows: list[Row] = []
-        for (link, include_bots, length), changes in self.entered.items():
-            starts = sorted(changes)
-            visitors = 0
-            for start, end in pairwise(starts):
-                visitors += changes[start]
-                if visitors:
-                    rows.extend(
-                        (link, include_bots, length, -window % DAY, -(-window // DAY), visitors)
-                        for window in range(start, end)
-                    )
-        return rows
-
     async def write(self, connection: AsyncConnection, batch: Writes) -> None:
         writes: list[tuple[str, Sequence[Row]]] = [
             (batch.count_clicks, sorted(self.clicks.items())),
@@ -328,7 +317,7 @@ class _Aggregates:
             (batch.add_breakdown, [(*key, n) for key, n in self.breakdown.items()]),
             (batch.insert_visits, self.visits),
             (batch.count_visits, self.counted_visits),
-            (batch.add_day_visitors, self._windows()),
+            (batch.add_visit_gaps, [(*key, n) for key, n in self.gaps.items() if n]),
             (batch.add_visitor_bounds, [(*key, n) for key, n in self.bounds.items() if n]),
         ]
         for sql, rows in writes:
