@@ -12,6 +12,7 @@ from tollway.db.reads import (
     count_of,
     escape_like,
 )
+from tollway.db.sqlite import Write
 from tollway.db.tallies import Tally
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "Reads",
     "Tally",
     "UTCDateTime",
+    "Write",
     "columns_of",
     "count_of",
     "escape_like",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -13,6 +13,7 @@ from sqlalchemy import exc as sqlalchemy_exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -20,7 +21,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from tollway.db.reads import Reads
-from tollway.db.sqlite import OneHopDBAPI
+from tollway.db.sqlite import OneHopDBAPI, Write, run_writes_on_thread
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -114,6 +115,23 @@ class Database:
         rows."""
         if self.is_sqlite:
             await session.execute(text("BEGIN IMMEDIATE"))
+
+    async def run_writes(self, connection: AsyncConnection, writes: Sequence[Write]) -> None:
+        """Run ``writes`` (driver-level SQL with its parameters, nothing read back) in
+        order, in ``connection``'s transaction.
+
+        On SQLite all of them go in one trip to the driver's thread, where SQLite does
+        its work without the GIL: a batch's writes then cost the event loop's thread
+        one trip instead of the SQL itself (statements after the write lock otherwise
+        run on the loop, :mod:`tollway.db.sqlite`). For a few big statements, such as
+        one JSON document per table; the trip back waits for the loop to hand over the
+        GIL, so many small ones are better run on the loop. Elsewhere each is an
+        ``exec_driver_sql``."""
+        if self.is_sqlite:
+            await run_writes_on_thread(connection, writes)
+            return
+        for sql, parameters in writes:
+            await connection.exec_driver_sql(sql, parameters)
 
     async def dispose(self) -> None:
         await self.reads.dispose()

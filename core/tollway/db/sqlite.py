@@ -47,6 +47,8 @@ from sqlalchemy.dialects.sqlite.aiosqlite import (
     AsyncAdapt_aiosqlite_connection,
     AsyncAdapt_aiosqlite_dbapi,
 )
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.util.concurrency import await_
 
 _Outcome = tuple[Any, int, int | None, list[Any]]
@@ -111,6 +113,30 @@ async def _on_loop(
     the requests waiting meanwhile. (SQLAlchemy requires an ``await`` per statement.)"""
     await asyncio.sleep(0)
     return _execute(connection, operation, parameters, many)
+
+
+Write = tuple[str, Sequence[Any]]
+"""A statement for :func:`run_writes_on_thread`: driver-level SQL and its parameters."""
+
+
+def _run_writes(connection: sqlite3.Connection, writes: Sequence[Write]) -> None:
+    """On aiosqlite's thread: run each of ``writes`` in turn."""
+    for sql, parameters in writes:
+        connection.execute(sql, parameters).close()
+
+
+async def run_writes_on_thread(connection: AsyncConnection, writes: Sequence[Write]) -> None:
+    """:meth:`tollway.db.Database.run_writes` on SQLite: ``writes`` in one trip to the
+    thread of ``connection``'s aiosqlite connection, in its open transaction. An error
+    is raised as SQLAlchemy raises the driver's (``OperationalError`` and the rest)."""
+    if not writes:
+        return
+    adapted: _Connection = (await connection.get_raw_connection()).dbapi_connection  # type: ignore[assignment]
+    driver = adapted._connection
+    try:
+        await driver._execute(_run_writes, driver._conn, writes)
+    except sqlite3.Error as error:
+        raise DBAPIError.instance(None, None, error, sqlite3.Error) from error
 
 
 class OneHopCursor:

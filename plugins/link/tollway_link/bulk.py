@@ -36,6 +36,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from tollway.db import Write
 from tollway_link.models import Breakdown, Click, Link, Traffic, Visit, VisitGaps, VisitorBounds
 
 Row = tuple[Any, ...]
@@ -132,26 +133,31 @@ class Writes:
     count_visits: str
     """Rows ``(link_id, visitor, bucket)`` of buckets that get a person's click."""
 
-    async def run(self, connection: AsyncConnection, sql: str, rows: Sequence[Row]) -> None:
-        if rows:
-            await connection.exec_driver_sql(sql, (json_rows(rows),))
+    def write(self, sql: str, rows: Sequence[Row]) -> list[Write]:
+        """``sql`` over ``rows``, as :meth:`tollway.Database.run_writes` takes it: one
+        JSON document; nothing when there are no rows."""
+        return [(sql, (json_rows(rows),))] if rows else []
 
-    async def insert_new_clicks(self, connection: AsyncConnection, rows: Sequence[Row]) -> set[str]:
-        """Insert the clicks not stored yet; the ids that were new.
+    async def new_clicks(
+        self, connection: AsyncConnection, rows: Sequence[Row]
+    ) -> tuple[set[str], list[Write]]:
+        """The ids of the clicks not stored yet, and the writes still to run to store
+        them.
 
-        On PostgreSQL, ``ON CONFLICT (id) DO NOTHING RETURNING id``. On SQLite, whose
-        ``RETURNING`` is a step per row, the stored ones are looked up first, as one
-        document, and the rest inserted: the store holds the write lock from the start
-        of its transaction, so no click can be stored in between."""
+        On PostgreSQL they are stored here, ``ON CONFLICT (id) DO NOTHING RETURNING
+        id``. On SQLite, whose ``RETURNING`` is a step per row, the stored ones are
+        looked up, as one document, and the rest left to insert with the batch's other
+        writes: the store holds the write lock from the start of its transaction, so no
+        click can be stored in between."""
         if self.postgresql:
             sql = self.insert_clicks + " ON CONFLICT (id) DO NOTHING RETURNING id"
-            return set((await connection.exec_driver_sql(sql, (json_rows(rows),))).scalars())
+            inserted = await connection.exec_driver_sql(sql, (json_rows(rows),))
+            return set(inserted.scalars()), []
         ids = json_rows([row[0] for row in rows])
         stored = await connection.exec_driver_sql(_SQLITE_STORED_CLICKS, (ids,))
         known = set(_decode(stored.scalar_one()))
         new = [row for row in rows if row[0] not in known]
-        await self.run(connection, self.insert_clicks, new)
-        return {row[0] for row in new}
+        return {row[0] for row in new}, self.write(self.insert_clicks, new)
 
 
 _SQLITE_STORED_CLICKS = (

@@ -48,6 +48,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tollway import Database
+from tollway.db import Write
 from tollway_link.bulk import (
     Row,
     Writes,
@@ -155,7 +156,7 @@ async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
     dialect = database.engine.dialect
     batch, reads = writes(dialect), _reads(dialect.name)
     async with database.transaction() as session:
-        # On SQLite: the write lock first, so every statement below runs on the loop.
+        # On SQLite: the write lock first, so the reads below run on the loop.
         await database.lock_for_writing(session)
         connection = await session.connection()
         links = json_rows([[link] for link in {row["link_id"] for row in unique}])
@@ -163,14 +164,17 @@ async def store(database: Database, rows: Sequence[dict[str, Any]]) -> int:
         kept = [row for row in unique if row["link_id"] in live]
         if not kept:
             return 0
-        inserted = await batch.insert_new_clicks(connection, _clicks(kept, dialect))
+        inserted, clicks = await batch.new_clicks(connection, _clicks(kept, dialect))
         new = [row for row in kept if row["id"] in inserted]
         if not new:
             return 0
         aggregates = _Aggregates()
         aggregates.count(new)
         await aggregates.count_visitors(connection, reads, new)
-        await aggregates.write(connection, batch)
+        # On SQLite in one trip to the driver's thread: SQLite's part of storing a
+        # batch (the indexes and upserts) then runs beside the redirects, not on their
+        # thread.
+        await database.run_writes(connection, clicks + aggregates.writes(batch))
         return len(new)
 
 
@@ -310,15 +314,16 @@ class _Aggregates:
             return bounds[0], bucket
         return bounds
 
-    async def write(self, connection: AsyncConnection, batch: Writes) -> None:
-        writes: list[tuple[str, Sequence[Row]]] = [
-            (batch.count_clicks, sorted(self.clicks.items())),
-            (batch.add_traffic, [(*key, n) for key, n in self.traffic.items()]),
-            (batch.add_breakdown, [(*key, n) for key, n in self.breakdown.items()]),
-            (batch.insert_visits, self.visits),
-            (batch.count_visits, self.counted_visits),
-            (batch.add_visit_gaps, [(*key, n) for key, n in self.gaps.items() if n]),
-            (batch.add_visitor_bounds, [(*key, n) for key, n in self.bounds.items() if n]),
+    def writes(self, batch: Writes) -> list[Write]:
+        """The batch's writes to the pre-aggregates."""
+        return [
+            *batch.write(batch.count_clicks, sorted(self.clicks.items())),
+            *batch.write(batch.add_traffic, [(*key, n) for key, n in self.traffic.items()]),
+            *batch.write(batch.add_breakdown, [(*key, n) for key, n in self.breakdown.items()]),
+            *batch.write(batch.insert_visits, self.visits),
+            *batch.write(batch.count_visits, self.counted_visits),
+            *batch.write(batch.add_visit_gaps, [(*key, n) for key, n in self.gaps.items() if n]),
+            *batch.write(
+                batch.add_visitor_bounds, [(*key, n) for key, n in self.bounds.items() if n]
+            ),
         ]
-        for sql, rows in writes:
-            await batch.run(connection, sql, rows)
