@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tollway.net import ClientAddress
 
@@ -43,3 +46,56 @@ def scope(peer: str | None, *forwarded: str) -> dict[str, Any]:
 )
 def test_client_address(trusted: list[str], request_scope: dict[str, Any], expected: str) -> None:
     assert ClientAddress(trusted).of(request_scope) == expected
+
+
+# Against the standard library's parsing alone ----------------------------------------
+
+TRUSTED = ["10.0.0.0/8", "127.0.0.1", "192.168.4.0/23", "fd00::/8", "::1"]
+
+
+def _reference(trusted: list[str], peer: str, hops: list[str]) -> str:
+    """The client address as ``ipaddress`` alone finds it (what the C fast path for
+    IPv4 must agree with)."""
+    networks = [ipaddress.ip_network(item, strict=False) for item in trusted]
+
+    def is_trusted(address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in networks)
+
+    def valid_or(candidate: str) -> str:
+        try:
+            return str(ipaddress.ip_address(candidate))
+        except ValueError:
+            return peer
+
+    if not is_trusted(peer):
+        return peer
+    for hop in reversed(hops):
+        if not is_trusted(hop):
+            return valid_or(hop)
+    return valid_or(hops[0]) if hops else peer
+
+
+octets = st.integers(0, 255).map(str) | st.sampled_from(["01", "00", "256", "010", " 1", "1 "])
+addresses = (
+    st.builds(".".join, st.lists(octets, min_size=3, max_size=5))
+    | st.ip_addresses().map(str)
+    | st.sampled_from(["::ffff:10.1.2.3", "fe80::1%eth0", "10.1.2.3/8", "", "unknown"])
+    | st.text(alphabet="0123456789.:abcdef%x ", max_size=20)
+)
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True, database=None)
+@given(
+    peer=st.sampled_from(["10.1.2.3", "127.0.0.1", "192.168.5.255", "::1", "203.0.113.9"])
+    | addresses.filter(bool),
+    hops=st.lists(addresses, max_size=4),
+)
+def test_client_address_agrees_with_ipaddress(peer: str, hops: list[str]) -> None:
+    line = ", ".join(hops)
+    items = [item.strip() for item in line.split(",") if item.strip()]  # as a header is read
+    found = ClientAddress(TRUSTED).of(scope(peer, line) if hops else scope(peer))
+    assert found == _reference(TRUSTED, peer, items)
