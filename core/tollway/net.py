@@ -54,8 +54,21 @@ class ClientAddress(_TrustedProxies):
     proxy (anything left of it could have been written by the client).
     """
 
+    def __init__(self, trusted_proxies: Iterable[str] = ()) -> None:
+        super().__init__(trusted_proxies)
+        self._found = f"tollway.client_address.{id(self)}"
+        """The scope key this instance keeps a request's address under: the limiter
+        and the product may both ask for it."""
+
     def of(self, scope: Any) -> str:
-        """The client address of an ASGI ``scope`` (``"unknown"`` without a peer)."""
+        """The client address of an ASGI ``scope`` (``"unknown"`` without a peer),
+        worked out once per request."""
+        found: str | None = scope.get(self._found)
+        if found is None:
+            found = scope[self._found] = self._address(scope)
+        return found
+
+    def _address(self, scope: Any) -> str:
         peer = self._peer(scope)
         if not self._is_trusted(peer):
             return peer

@@ -99,3 +99,13 @@ def test_client_address_agrees_with_ipaddress(peer: str, hops: list[str]) -> Non
     items = [item.strip() for item in line.split(",") if item.strip()]  # as a header is read
     found = ClientAddress(TRUSTED).of(scope(peer, line) if hops else scope(peer))
     assert found == _reference(TRUSTED, peer, items)
+
+
+def test_a_request_address_is_worked_out_once() -> None:
+    """The limiter and the product both ask; the second answer comes from the scope."""
+    clients = ClientAddress(["10.0.0.0/8"])
+    request_scope = scope("10.1.2.3", "198.51.100.1")
+    assert clients.of(request_scope) == "198.51.100.1"
+    request_scope["headers"] = []
+    assert clients.of(request_scope) == "198.51.100.1"
+    assert ClientAddress(["10.0.0.0/8"]).of(request_scope) == "10.1.2.3"
