@@ -165,26 +165,27 @@ UTC days ``days_from`` to ``days_to`` (first buckets) whole, 15-minute rows arou
 @functools.cache
 def day_visitors(dialect: str) -> Any:
     """The visitors of each day of the JSON parameter ``days`` (rows ``[start, end]``,
-    in buckets): the day's visits whose gap reaches back before its start. One
-    primary-key range per day."""
+    in buckets): the day's visits whose gap reaches back before its start (``None``
+    for a day without visits).
+
+    A subquery per day, so that each day is one primary-key range whatever the
+    planner believes of the link: a join let PostgreSQL's generic plan, made for a
+    link of few rows, match every day against every visit of a link with many (1.2 s
+    instead of 50 ms at a million clicks)."""
     days = json_table("days", {"start": "integer", "end": "integer"}, dialect)
     gaps = VisitGaps
-    return (
-        select(days.c.start, func.sum(gaps.visitors))
-        .select_from(
-            days.join(
-                gaps,
-                and_(
-                    gaps.link_id == LINK,
-                    gaps.include_bots == BOTS,
-                    gaps.bucket >= days.c.start,
-                    gaps.bucket < days.c.end,
-                ),
-            )
+    visitors = (
+        select(func.sum(gaps.visitors))
+        .where(
+            gaps.link_id == LINK,
+            gaps.include_bots == BOTS,
+            gaps.bucket >= days.c.start,
+            gaps.bucket < days.c.end,
+            gaps.gap > gaps.bucket - days.c.start,
         )
-        .where(gaps.gap > gaps.bucket - days.c.start)
-        .group_by(days.c.start)
+        .scalar_subquery()
     )
+    return select(days.c.start, visitors)
 
 
 VISITORS_BETWEEN = select(func.count(func.distinct(Click.visitor))).where(
@@ -320,7 +321,7 @@ class Analytics:
                 **counting,
                 days=json_rows([[day.start, day.end] for day in counted.values()]),
             ):
-                unique[counted[start]] = int(visitors)
+                unique[counted[start]] = int(visitors or 0)
         return unique
 
     async def _breakdown(
