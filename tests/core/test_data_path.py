@@ -148,6 +148,36 @@ async def test_reads_see_what_was_committed_since(database: Database) -> None:
     assert await database.reads.scalar(statement, account_id=3) == 1
 
 
+async def test_run_writes_runs_each_in_order_in_the_transaction(database: Database) -> None:
+    """Every backend: the writes see each other, commit with the transaction and roll
+    back with it, and a failing one raises what SQLAlchemy raises for the driver."""
+    table = Item.__table__.name
+    insert_sql = f"INSERT INTO {table} (id, account_id, name, created_at) VALUES "
+    placeholders = "($1, $2, $3, $4)" if not database.is_sqlite else "(?, ?, ?, ?)"
+    rename = f"UPDATE {table} SET name = name || '!' WHERE id = " + (
+        "$1" if not database.is_sqlite else "?"
+    )
+    stamp = "2026-01-01 00:00:00.000000" if database.is_sqlite else START
+    async with database.transaction() as session:
+        connection = await session.connection()
+        await database.run_writes(
+            connection,
+            [(insert_sql + placeholders, (100, 1, "hundred", stamp)), (rename, (100,))],
+        )
+    assert await database.reads.all(select(Item.name).where(Item.id == 100), str) == ["hundred!"]
+
+    failing = [(rename, (100,)), (insert_sql + placeholders, (100, 1, "again", stamp))]
+
+    async def rename_then_insert_again() -> None:
+        async with database.transaction() as session:
+            await database.run_writes(await session.connection(), failing)
+
+    with pytest.raises(IntegrityError):
+        await rename_then_insert_again()
+    # The failed transaction left nothing: the rename before the failure rolled back.
+    assert await database.reads.all(select(Item.name).where(Item.id == 100), str) == ["hundred!"]
+
+
 # SQLite -------------------------------------------------------------------------------
 
 
@@ -289,6 +319,43 @@ async def test_lock_for_writing_puts_every_statement_after_it_on_the_loop(
         assert trips == ["BEGIN", "SELECT (loop)", "INSERT (loop)"]
         assert ends == ["commit"]
         assert await database.reads.all(select(Item.name), str) == ["a"]
+    finally:
+        await database.dispose()
+
+
+async def test_run_writes_on_sqlite_is_one_trip_to_the_thread(
+    sqlite_database: Database, trips: list[str]
+) -> None:
+    """After the write lock, statements run on the loop; the writes given to
+    ``run_writes`` go to SQLite's thread together, where SQLite runs without the GIL."""
+    database = sqlite_database
+    where: list[tuple[str, bool]] = []
+    table = Item.__table__.name
+    try:
+        async with database.transaction() as session:
+            await database.lock_for_writing(session)
+            connection = await session.connection()
+            raw = (await connection.get_raw_connection()).driver_connection
+            raw._conn.set_trace_callback(
+                lambda sql: where.append(
+                    (sql.split()[0], threading.current_thread() is threading.main_thread())
+                )
+            )
+            assert await session.scalar(select(func.count()).select_from(Item)) == 0
+            await database.run_writes(
+                connection,
+                [
+                    (
+                        f"INSERT INTO {table} (account_id, name, created_at) VALUES (?, ?, ?)",
+                        (1, f"item {n}", "2026-01-01 00:00:00.000000"),
+                    )
+                    for n in range(3)
+                ],
+            )
+            raw._conn.set_trace_callback(None)
+        assert trips == ["BEGIN", "SELECT (loop)"]  # the writes never went through a cursor
+        assert where == [("SELECT", True), *[("INSERT", False)] * 3]
+        assert len(await database.reads.all(select(Item.name), str)) == 3
     finally:
         await database.dispose()
 
