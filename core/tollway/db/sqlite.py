@@ -21,7 +21,9 @@ of a core busy during a SQLite gateway's redirects to 0.88-0.91, as on the trivi
 route (docs/benchmarks.md). Reads before the first write stay on the thread (a long query
 leaves the loop serving meanwhile), as do the first write (it may wait for another
 process's lock in the busy handler) and the commit (it may checkpoint the WAL, with an
-``fsync``).
+``fsync``). A few big writes go the other way, all in one trip to the thread, where
+SQLite does their work without the GIL (:func:`run_writes_on_thread`): the click writer
+now sends its batch's writes so, and keeps only its reads on the loop.
 
 SQLite has one writer at a time. Left to itself, a connection that finds the write
 lock taken sleeps and retries (1, 2, 5, 10 ms and longer), and it is not fair: a

@@ -5,9 +5,10 @@ written in one transaction:
 
 1. the batch's links are locked (``FOR NO KEY UPDATE`` on PostgreSQL, in id order, so
    two writers never deadlock; on SQLite the transaction takes the database's write
-   lock first, :meth:`tollway.Database.lock_for_writing`, which also lets its
-   statements run on the event loop's thread) and the clicks of links deleted
-   meanwhile are dropped;
+   lock first, :meth:`tollway.Database.lock_for_writing`, so that its few reads run on
+   the event loop's thread, and sends its writes to the driver's thread in one trip,
+   :meth:`tollway.Database.run_writes`) and the clicks of links deleted meanwhile are
+   dropped;
 2. the clicks not stored yet are inserted, and only those count (``ON CONFLICT (id) DO
    NOTHING RETURNING id`` on PostgreSQL; looked up first on SQLite): a batch written
    twice (a retry after a lost commit, a Redis entry delivered again) stores and counts
