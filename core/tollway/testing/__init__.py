@@ -21,7 +21,8 @@ The modules, by concern: :mod:`~tollway.testing.backends` (databases, Redis and
 (``tollway serve`` and ``tollway worker`` as processes), :mod:`~tollway.testing.servers`
 (Redis, PostgreSQL, webhook receivers and web sites a test owns),
 :mod:`~tollway.testing.browsers` (Debian's Chromium for page tests),
-:mod:`~tollway.testing.hosted_pages` (hosted card pages as a browser uses them).
+:mod:`~tollway.testing.hosted_pages` (hosted card pages as a browser uses them),
+:mod:`~tollway.testing.migrations` (one migration revision at a time).
 """
 
 import pytest
@@ -54,6 +55,7 @@ from tollway.testing.hosted_pages import (
     form_token,
     open_card_page,
 )
+from tollway.testing.migrations import revision, run_revision
 from tollway.testing.processes import (
     GatewayProcess,
     WorkerProcess,
@@ -126,6 +128,8 @@ __all__ = [
     "product_test_settings",
     "raw_request",
     "redis_unreachable",
+    "revision",
+    "run_revision",
     "subscribe",
     "tenant",
     "unavailable",

@@ -8,25 +8,20 @@ counts kept by triggers (migration 0005), checked here against ``count(*)``.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import ModuleType
 from typing import Any, get_args
 
 import pytest
-from alembic.migration import MigrationContext
-from alembic.operations import Operations
 from chat_client import CHAT, ChatClient, inbox, open_chat
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 
 import tollway_chat
 from tollway import utcnow
-from tollway.testing import ProductClientFactory, Tenant
+from tollway.testing import ProductClientFactory, Tenant, revision, run_revision
 from tollway_chat.models import Agent, Contact, Conversation, Inbox
 from tollway_chat.product import SCOPES
 from tollway_chat.schemas import ConversationStatus
@@ -267,27 +262,12 @@ async def test_list_totals_equal_counted_rows_after_any_writes(
     await _assert_totals(chat, owner.tenant, _filters(owner))
 
 
-def _migration() -> ModuleType:
-    path = Path(tollway_chat.__file__).parent / "migrations" / "0005_chat_conversation_tally.py"
-    spec = importlib.util.spec_from_file_location("chat_migration_0005", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _migrate(connection: Connection, migration: ModuleType, step: str) -> None:
-    with Operations.context(MigrationContext.configure(connection)):
-        getattr(migration, step)()
-
-
 async def test_the_migration_counts_the_conversations_already_there(
     product_client: ProductClientFactory,
 ) -> None:
     """Conversations written before migration 0005 (here: after taking it back down to
     0004, where nothing counts them) are counted when it is applied."""
-    migration = _migration()
+    migration = revision(tollway_chat, "0005_chat_conversation_tally.py")
     async with open_chat(product_client, isolated=True) as chat:
         owner = await _account(chat)
         for box, contact, agent, status in [
@@ -299,8 +279,7 @@ async def test_the_migration_counts_the_conversations_already_there(
             await create(owner, box, contact, agent, status)
         first, second = owner.agents
         engine = chat.gateway.database.engine
-        async with engine.begin() as connection:
-            await connection.run_sync(_migrate, migration, "downgrade")
+        await run_revision(engine, migration, "downgrade")
         async with engine.begin() as connection:  # writes at 0004, counted by nobody
             account = Conversation.account_id == owner.tenant.account_id
             await connection.execute(
@@ -322,8 +301,7 @@ async def test_the_migration_counts_the_conversations_already_there(
                 )
             )
             assert inserted.rowcount == 1
-        async with engine.begin() as connection:
-            await connection.run_sync(_migrate, migration, "upgrade")
+        await run_revision(engine, migration, "upgrade")
         assert (await owner.call("GET", "/conversations"))["total"] == 5
         assert (await owner.call("GET", "/conversations", params={"status": "resolved"}))[
             "total"

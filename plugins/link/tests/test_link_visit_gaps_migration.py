@@ -3,39 +3,19 @@ the click store writes, and the downgrade's day windows count each window's visi
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from collections import Counter
 from datetime import timedelta
-from pathlib import Path
-from types import ModuleType
 from zoneinfo import ZoneInfo
 
-from alembic.migration import MigrationContext
-from alembic.operations import Operations
 from clicks_client import open_clicks
-from sqlalchemy import Connection, text
+from sqlalchemy import text
 from test_link_analytics import counted, expected, made_up, utc
 
 import tollway_link
-from tollway.testing import ProductClientFactory
+from tollway.testing import ProductClientFactory, revision, run_revision
 from tollway_link.analytics import Analytics
 from tollway_link.store import store
-
-
-def _migration() -> ModuleType:
-    path = Path(tollway_link.__file__).parent / "migrations" / "0003_link_visit_gaps.py"
-    spec = importlib.util.spec_from_file_location("link_migration_0003", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _migrate(connection: Connection, migration: ModuleType, step: str) -> None:
-    with Operations.context(MigrationContext.configure(connection)):
-        getattr(migration, step)()
 
 
 def _windows(visits: list[tuple[str, int, bool]], include_bots: bool) -> Counter[tuple[int, int]]:
@@ -54,7 +34,7 @@ def _windows(visits: list[tuple[str, int, bool]], include_bots: bool) -> Counter
 async def test_the_gaps_of_stored_visits_and_the_windows_back(
     product_client: ProductClientFactory,
 ) -> None:
-    migration = _migration()
+    migration = revision(tollway_link, "0003_link_visit_gaps.py")
     now = utc("2026-11-10T12:07:00")
     async with open_clicks(product_client, isolated=True) as link:
         public_id, key = await link.link()
@@ -79,8 +59,7 @@ async def test_the_gaps_of_stored_visits_and_the_windows_back(
             ]
         assert sum(written.values()) == len(visits) + sum(not bot for _, _, bot in visits)
 
-        async with engine.begin() as connection:
-            await connection.run_sync(_migrate, migration, "downgrade")
+        await run_revision(engine, migration, "downgrade")
         async with engine.connect() as connection:
             for include_bots in (False, True):
                 windows = Counter(
@@ -97,8 +76,7 @@ async def test_the_gaps_of_stored_visits_and_the_windows_back(
                 )
                 assert windows == _windows(visits, include_bots)
 
-        async with engine.begin() as connection:
-            await connection.run_sync(_migrate, migration, "upgrade")
+        await run_revision(engine, migration, "upgrade")
         async with engine.connect() as connection:
             migrated = {
                 (bool(bots), bucket, gap): n
