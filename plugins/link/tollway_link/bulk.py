@@ -36,7 +36,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tollway.db import Write
+from tollway import Write
 from tollway_link.models import Breakdown, Click, Link, Traffic, Visit, VisitGaps, VisitorBounds
 
 Row = tuple[Any, ...]

@@ -48,8 +48,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tollway import Database
-from tollway.db import Write
+from tollway import Database, Write
 from tollway_link.bulk import (
     Row,
     Writes,
