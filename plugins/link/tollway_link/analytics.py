@@ -169,9 +169,11 @@ def day_visitors(dialect: str) -> Any:
     for a day without visits).
 
     A subquery per day, so that each day is one primary-key range whatever the
-    planner believes of the link: a join let PostgreSQL's generic plan, made for a
-    link of few rows, match every day against every visit of a link with many (1.2 s
-    instead of 50 ms at a million clicks)."""
+    planner believes of the link. As a join of the days with the gaps, one PostgreSQL
+    run of bench/links.py took 1.2 s at a million clicks where EXPLAIN ANALYZE of the
+    same join took 43 ms; the slow plan did not reproduce outside the bench, so its
+    cause (most likely a generic plan made for the table's links of few rows) is a
+    guess. This form leaves the planner no other way."""
     days = json_table("days", {"start": "integer", "end": "integer"}, dialect)
     gaps = VisitGaps
     visitors = (
