@@ -45,7 +45,10 @@ class KeyAuthenticator(Protocol):
 
     One that caches may also offer ``cached(key) -> Principal | None``: the principal
     while its cached answer is fresh, else ``None``, as a plain call. The request path
-    tries it first when it is there, and awaits :meth:`authenticate` on ``None``.
+    tries it first when it is there, and awaits :meth:`authenticate` on ``None``. With
+    ``cached`` it may offer ``lease(key)``, ``clock`` and ``generation`` too (see
+    :meth:`DatabaseKeyAuthenticator.lease`): then a route's busy keys skip even that
+    call (:mod:`tollway.admission.express`).
     """
 
     async def authenticate(self, key: str) -> Principal | None:
@@ -85,14 +88,16 @@ class DatabaseKeyAuthenticator:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._database = database
-        self._clock = clock
+        self.clock = clock
+        """Monotonic seconds, as the cache reads them (replaceable for tests)."""
         self._ttl = ttl
         self._refresh_from = ttl * 0.75
         self._max_entries = max_entries
         # key -> (expires, refresh from, principal): monotonic seconds, set when stored
         self._cache: dict[str, tuple[float, float, Principal | None]] = {}
         self._loading: dict[str, asyncio.Task[Principal | None]] = {}
-        self._generation = 0
+        self.generation = 0
+        """Counts :meth:`forget` calls: a :meth:`lease` holds while it is unchanged."""
 
     def cached(self, key: str) -> Principal | None:
         """The principal of ``key`` while its answer is cached and fresh, else ``None``
@@ -100,6 +105,16 @@ class DatabaseKeyAuthenticator:
         coroutine to make for the common case."""
         entry = self._fresh(key)
         return entry[2] if entry is not None else None
+
+    def lease(self, key: str) -> tuple[Principal, float] | None:
+        """The principal of ``key`` while its answer is cached and fresh, with the time
+        (on :attr:`clock`) its refresh falls due: until then, and while
+        :attr:`generation` is unchanged, :meth:`cached` answers the same. The express
+        lanes of :mod:`tollway.admission.express` check that instead of asking."""
+        entry = self._fresh(key)
+        if entry is None or entry[2] is None:
+            return None
+        return entry[2], entry[1]
 
     async def authenticate(self, key: str) -> Principal | None:
         # Cached by the presented key itself: a hit costs one dict lookup, no hashing.
@@ -117,7 +132,7 @@ class DatabaseKeyAuthenticator:
         entry = self._cache.get(key)
         if entry is None:
             return None
-        now = self._clock()
+        now = self.clock()
         if now >= entry[0]:
             return None
         if now >= entry[1] and key not in self._loading:
@@ -126,7 +141,7 @@ class DatabaseKeyAuthenticator:
 
     def forget(self, key_id: int | None = None) -> None:
         # Lookups already running may have read the old state: they must not cache it.
-        self._generation += 1
+        self.generation += 1
         if key_id is None:
             self._cache.clear()
             return
@@ -137,7 +152,7 @@ class DatabaseKeyAuthenticator:
         }
 
     def _start_load(self, key: str) -> asyncio.Task[Principal | None]:
-        task = asyncio.create_task(self._load_and_store(key, self._generation))
+        task = asyncio.create_task(self._load_and_store(key, self.generation))
         self._loading[key] = task
         task.add_done_callback(lambda done: self._loaded(key, done))
         return task
@@ -148,11 +163,11 @@ class DatabaseKeyAuthenticator:
             log.warning("API key lookup failed: %s", error)
 
     async def _load_and_store(self, key: str, generation: int) -> Principal | None:
-        started = self._clock()
+        started = self.clock()
         principal = await self._load(hash_key(key))
-        if generation == self._generation:
+        if generation == self.generation:
             if len(self._cache) >= self._max_entries:
-                now = self._clock()
+                now = self.clock()
                 self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
                 if len(self._cache) >= self._max_entries:
                     self._cache.clear()

@@ -11,7 +11,7 @@ from tollway.ratelimit.base import (
     RateLimiter,
     RateLimiterUnavailable,
 )
-from tollway.ratelimit.memory import MemoryRateLimiter
+from tollway.ratelimit.memory import MemoryRateLimiter, Tally
 from tollway.ratelimit.redis import RedisRateLimiter
 
 __all__ = [
@@ -22,4 +22,5 @@ __all__ = [
     "RateLimiter",
     "RateLimiterUnavailable",
     "RedisRateLimiter",
+    "Tally",
 ]

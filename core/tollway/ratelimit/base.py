@@ -158,7 +158,11 @@ class RateLimiter(Protocol):
 
     A limiter that never waits may also offer ``hit_now(key, quota) -> Decision``,
     :meth:`hit` as a plain call; the request path uses it when it is there (the
-    in-memory limiter does), saving a coroutine per request.
+    in-memory limiter does), saving a coroutine per request. One that keeps its counts
+    in the process may also offer ``clock`` (its epoch seconds) and ``tally(key,
+    quota)``, the live count of a fixed window
+    (:class:`~tollway.ratelimit.memory.Tally`), which a route's express lanes count on
+    directly (:mod:`tollway.admission.express`).
     """
 
     async def hit(self, key: str, quota: Quota) -> Decision:

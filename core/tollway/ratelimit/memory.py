@@ -12,6 +12,24 @@ from tollway.ratelimit.base import Algorithm, Decision, Quota, decide
 _PRUNE_BUDGET = 2
 
 
+class Tally:
+    """The count of one key in one fixed window, as the limiter keeps it.
+
+    :meth:`MemoryRateLimiter.tally` hands out the live object, so a caller on the event
+    loop may count on it directly, as :meth:`MemoryRateLimiter.hit_now` would: while
+    ``index`` is the index of the window the limiter's clock is in, a request is
+    admitted when ``used < limit`` and counted by ``used += 1``. A window that ends is
+    never reopened (the next one gets a new tally), and a tally the limiter drops for
+    any other reason (:meth:`MemoryRateLimiter.close`) gets ``index = -1`` first.
+    """
+
+    __slots__ = ("index", "used")
+
+    def __init__(self, index: int, used: int = 0) -> None:
+        self.index = index
+        self.used = used
+
+
 class MemoryRateLimiter:
     """Keeps counters and sliding logs in process memory.
 
@@ -22,9 +40,10 @@ class MemoryRateLimiter:
     """
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
-        # window -> key -> [window index, admitted count]
-        self._counters: dict[int, OrderedDict[str, list[int]]] = {}
+        self.clock = clock
+        """Epoch seconds, as the limiter reads them (replaceable for tests)."""
+        # window -> key -> the key's tally in its latest window
+        self._counters: dict[int, OrderedDict[str, Tally]] = {}
         # window -> key -> timestamps of admitted requests, oldest first
         self._logs: dict[int, OrderedDict[str, deque[float]]] = {}
 
@@ -36,17 +55,31 @@ class MemoryRateLimiter:
         """:meth:`hit` without a coroutine: the request path calls this when the
         limiter has it (:class:`~tollway.ratelimit.base.RateLimiter`)."""
         if quota.algorithm is Algorithm.FIXED_WINDOW:
-            return self._fixed(key, quota, self._clock(), count=True)
-        return self._sliding(key, quota, self._clock(), count=True)
+            return self._fixed(key, quota, self.clock(), count=True)
+        return self._sliding(key, quota, self.clock(), count=True)
+
+    def tally(self, key: str, quota: Quota) -> Tally | None:
+        """The live :class:`Tally` of ``key`` in the current window of a fixed-window
+        ``quota``, if it has one (after a hit in this window); ``None`` otherwise."""
+        if quota.algorithm is not Algorithm.FIXED_WINDOW:
+            return None
+        counters = self._counters.get(quota.window)
+        stored = counters.get(key) if counters is not None else None
+        if stored is None or stored.index != int(self.clock() // quota.window):
+            return None
+        return stored
 
     async def peek(self, key: str, quota: Quota) -> Decision:
         """The state of ``key`` without counting anything."""
         if quota.algorithm is Algorithm.FIXED_WINDOW:
-            return self._fixed(key, quota, self._clock(), count=False)
-        return self._sliding(key, quota, self._clock(), count=False)
+            return self._fixed(key, quota, self.clock(), count=False)
+        return self._sliding(key, quota, self.clock(), count=False)
 
     async def close(self) -> None:
-        """Forget all state."""
+        """Forget all state; tallies handed out stop counting (``index = -1``)."""
+        for counters in self._counters.values():
+            for stored in counters.values():
+                stored.index = -1
         self._counters.clear()
         self._logs.clear()
 
@@ -61,12 +94,12 @@ class MemoryRateLimiter:
         if counters is None:
             counters = self._counters[window] = OrderedDict()
         stored = counters.get(key)
-        counter = stored if stored is not None and stored[0] == index else [index, 0]
+        counter = stored if stored is not None and stored.index == index else Tally(index)
         # Denied requests are not counted, so the count never exceeds the limit.
-        used = counter[1]
+        used = counter.used
         allowed = used < quota.limit
         if allowed and count:
-            counter[1] = used = used + 1
+            counter.used = used = used + 1
             if counter is not stored:
                 counters[key] = counter
                 counters.move_to_end(key)
@@ -94,10 +127,10 @@ class MemoryRateLimiter:
         return decide(quota, allowed=allowed, used=len(log), reset=reset, now=now)
 
 
-def _prune_counters(counters: OrderedDict[str, list[int]], index: int) -> None:
+def _prune_counters(counters: OrderedDict[str, Tally], index: int) -> None:
     for _ in range(_PRUNE_BUDGET):
         key, counter = next(iter(counters.items()))
-        if counter[0] >= index:
+        if counter.index >= index:
             return
         del counters[key]
 
