@@ -234,7 +234,7 @@ def _compile_routes(app: Litestar, gateway: Gateway) -> None:
             product = gateway.registry.products[handler.opt["product"]]
             access = access_of({"public": True}, product)
             assert access is not None
-            handler.opt[GATE] = Gate(product, access, None, report)
+            handler.opt[GATE] = Gate(product, access, None, None, report)
             handler.opt[METRICS] = gateway.metrics.route(product.name, route.path_format)
             # Litestar declares this attribute with a narrower type than it accepts.
             handler.after_request = _allow_header(route.methods)  # type: ignore[assignment]
@@ -456,6 +456,7 @@ def _install_entries(app: Litestar, errors: _ErrorAnswers) -> None:
         return RouteEntry(
             asgi_app,
             admit=gate.admit if gate is not None else None,
+            express=gate.express if gate is not None else None,
             report=gate.report if gate is not None else None,
             route=handler.opt.get(METRICS),
             errors=errors.answer,

@@ -30,15 +30,15 @@ admission of :mod:`tollway.pipeline`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from litestar import Request, Response
 from litestar._asgi.routing_trie.types import ASGIHandlerTuple, RouteTrieNode
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
 
-from tollway.pipeline import Admit, Reporter
+from tollway.pipeline import Admit, Express, Reporter
 from tollway.query import check_query_string
 from tollway.state import RequestState, request_state
 
@@ -55,13 +55,14 @@ ErrorHandler = Callable[[Request[Any, Any, Any], Exception], Response[Any]]
 class RouteEntry:
     """One route handler's way in: see the module's docstring."""
 
-    __slots__ = ("_access", "_admit", "_app", "_errors", "_report", "_route")
+    __slots__ = ("_access", "_admit", "_app", "_errors", "_express", "_report", "_route")
 
     def __init__(
         self,
         app: ASGIApp,
         *,
         admit: Admit | None,
+        express: Express | None = None,
         report: Reporter | None,
         route: RouteMetrics | None,
         errors: ErrorHandler,
@@ -69,6 +70,7 @@ class RouteEntry:
     ) -> None:
         self._app = app
         self._admit = admit
+        self._express = express
         self._report = report
         self._route = route
         self._errors = errors
@@ -80,8 +82,11 @@ class RouteEntry:
         try:
             if scope["query_string"]:
                 check_query_string(scope)
-            if self._admit is not None:
-                await self._admit(scope, receive, state)
+            admit = self._admit
+            if admit is not None:
+                express = self._express
+                if express is None or not express(state):
+                    await admit(scope, receive, state)
             await self._app(scope, receive, send)
         except Exception as error:
             if state.responded:
@@ -110,28 +115,54 @@ def stamping(
     admission left (or ``report`` puts there, for answers admission never reached),
     and, for a ``route`` counted, its metrics and access log line."""
 
-    async def stamped(message: Message) -> None:
+    # A plain function handing back ``send``'s own awaitable: no coroutine of its own
+    # per message, but for the rare start that has to await its report first.
+    def stamped(message: Message) -> Awaitable[None]:
         if message["type"] == "http.response.start":
-            state.responded = True
-            headers = message.get("headers")
-            if type(headers) is not list:
-                # Litestar hands over a fresh list per response; anything else is copied.
-                headers = message["headers"] = list(headers or ())
-            headers.append((b"x-request-id", state.request_id.encode()))
             extra = state.headers
             if extra is None and report is not None:
-                extra = await reported_headers(scope, report)
-            if extra:
-                headers.extend(extra)
-            if route is not None:
-                method: str = scope["method"]  # type: ignore[typeddict-item]  # HTTP only
-                if access is None:
-                    route.record(method, message["status"], perf_counter() - state.started)
-                else:
-                    observe(scope, method, message["status"], state, route, access)
-        await send(message)
+                return _reported_then_sent(message, send, scope, state, route, report, access)
+            _stamp(message, extra, scope, state, route, access)
+        return send(message)
 
     return stamped
+
+
+async def _reported_then_sent(
+    message: HTTPResponseStartEvent,
+    send: Send,
+    scope: Scope,
+    state: RequestState,
+    route: RouteMetrics | None,
+    report: Reporter,
+    access: logging.Logger | None,
+) -> None:
+    _stamp(message, await reported_headers(scope, report), scope, state, route, access)
+    await send(message)
+
+
+def _stamp(
+    message: HTTPResponseStartEvent,
+    extra: list[tuple[bytes, bytes]] | None,
+    scope: Scope,
+    state: RequestState,
+    route: RouteMetrics | None,
+    access: logging.Logger | None,
+) -> None:
+    state.responded = True
+    headers: Any = message.get("headers")
+    if type(headers) is not list:
+        # Litestar hands over a fresh list per response; anything else is copied.
+        headers = message["headers"] = list(headers or ())
+    headers.append((b"x-request-id", state.request_id.encode()))
+    if extra:
+        headers.extend(extra)
+    if route is not None:
+        method: str = scope["method"]  # type: ignore[typeddict-item]  # HTTP only
+        if access is None:
+            route.record(method, message["status"], perf_counter() - state.started)
+        else:
+            observe(scope, method, message["status"], state, route, access)
 
 
 async def reported_headers(scope: Scope, report: Reporter) -> list[tuple[bytes, bytes]]:

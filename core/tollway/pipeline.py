@@ -18,14 +18,20 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 from litestar import Request
-from litestar.di import NamedDependency
 from litestar.types import Receive, Scope
 
 from tollway.admission.access import Access, BearerKey, Refusals, bearer_of
 from tollway.admission.customers import HEADER as CUSTOMER_HEADER
 from tollway.admission.customers import Customer, CustomerTokens
+from tollway.admission.express import (
+    ADMITTED_ENTRIES,
+    Caller,
+    CurrentCaller,
+    ExpressLanes,
+    LeasingAuthenticator,
+    TallyingLimiter,
+)
 from tollway.auth import KeyAuthenticator, Principal
 from tollway.errors import ApiError, Forbidden, ServiceUnavailable, Unauthorized
 from tollway.net import ClientAddress
@@ -40,27 +46,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tollway.pipeline")
 
+__all__ = ["GATE", "Admit", "Caller", "CurrentCaller", "Express", "Gate", "Pipeline", "Reporter"]
+
 GATE = "tollway.gate"
 """Route ``opt`` key of the route's :class:`Gate`, set at start-up."""
 
 Admit = Callable[[Scope, Receive, RequestState], Awaitable[None]]
+Express = Callable[[RequestState], bool]
 Reporter = Callable[[Scope], Awaitable[None]]
 
 _CUSTOMER_HEADER = CUSTOMER_HEADER.lower().encode()
-
-
-class Caller(msgspec.Struct, frozen=True, gc=False):
-    """An admitted request's identity, plan and rate limit state, for handlers."""
-
-    principal: Principal
-    product: Product
-    plan: Plan
-    decision: Decision | None
-    """``None`` when the limiter was unreachable and the policy let the request in."""
-
-
-CurrentCaller = NamedDependency[Caller]
-"""Annotate a handler parameter named ``caller`` with this to receive the caller."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +66,9 @@ class Gate:
     access: Access
     admit: Admit | None
     """The step admitting requests; ``None`` for public routes."""
+    express: Express | None
+    """The plain call admitting the common request, when the route has one: ``True``
+    when it admitted, ``False`` to send the request to :attr:`admit`."""
     report: Reporter | None
     """Puts the caller's window on answers admission never reached (``access.report``)."""
 
@@ -118,9 +116,15 @@ class Pipeline:
 
     def gate(self, product: Product, access: Access) -> Gate:
         if access.public:
-            return Gate(product, access, None, None)
+            return Gate(product, access, None, None, None)
         admission = _Admission(self, product, access)
-        return Gate(product, access, admission.admit, admission.report if access.report else None)
+        return Gate(
+            product,
+            access,
+            admission.admit,
+            admission.express.admit if admission.express is not None else None,
+            admission.report if access.report else None,
+        )
 
     def limiter_unavailable(self, key: str) -> None:
         """What the ``rate_limit_failure`` setting says when the limiter's backend is
@@ -138,8 +142,6 @@ class Pipeline:
 _WWW_AUTHENTICATE = {"WWW-Authenticate": "Bearer"}
 _Admitted = tuple[Principal, Plan, str, Quota]
 """An admitted principal, its plan, its limiter key and quota on one route."""
-_ADMITTED_ENTRIES = 4096
-"""Principals remembered per route; more and the route starts over."""
 DEFAULT_REFUSALS = Refusals()
 
 
@@ -165,9 +167,21 @@ class _Admission:
         self.hit_now: Callable[[str, Quota], Decision] | None = getattr(
             self.limiter, "hit_now", None
         )
-        self.express = self.bearer and access.check is None and self.cached is not None
+        self.known = self.bearer and access.check is None and self.cached is not None
         """Whether :meth:`_known` may admit: a bearer key, no product ``check`` to run
         first, an authenticator with a plain-call cache."""
+        keys, limiter = self.authenticator, self.limiter
+        self.express = (
+            ExpressLanes(product, keys, limiter)
+            if self.known
+            and not access.customer
+            and isinstance(keys, LeasingAuthenticator)
+            and isinstance(limiter, TallyingLimiter)
+            else None
+        )
+        """The route's express lanes (:mod:`tollway.admission.express`), where they
+        admit as this would: not with a customer to verify on every request, nor with
+        an authenticator or limiter that cannot lease or tally."""
         self.tokens: dict[bytes, str] = {}
         """Raw ``Authorization`` header -> its bearer token, so a busy key is parsed once."""
         self.admitted: dict[int, _Admitted] = {}
@@ -191,7 +205,7 @@ class _Admission:
 
     async def admit(self, scope: Scope, receive: Receive, state: RequestState) -> None:
         access = self.access
-        admitted = self._known(state.authorization) if self.express else None
+        admitted = self._known(state.authorization) if self.known else None
         if admitted is not None:
             principal, plan, key, quota = admitted
             refusal = None
@@ -243,6 +257,11 @@ class _Admission:
             state.caller = Caller(principal, self.product, plan, decision)
             if access.customer:
                 state.customer = await self._customer(scope, principal)
+            elif self.express is not None and decision is not None:
+                authorization = state.authorization
+                token = self.tokens.get(authorization) if authorization is not None else None
+                if authorization is not None and token is not None:
+                    self.express.open(authorization, token, principal, plan, key, quota)
 
     def _known(self, authorization: bytes | None) -> _Admitted | None:
         """The common case, in plain calls: a bearer key whose principal the
@@ -256,7 +275,7 @@ class _Admission:
             token = bearer_of(authorization)
             if not token:
                 return None
-            if len(self.tokens) >= _ADMITTED_ENTRIES:
+            if len(self.tokens) >= ADMITTED_ENTRIES:
                 self.tokens.clear()
             self.tokens[authorization] = token
         principal = cached(token)
@@ -275,7 +294,7 @@ class _Admission:
             _, plan, refusal = self._identify(principal)
             if plan is None or refusal is not None:
                 return None
-            if len(self.admitted) >= _ADMITTED_ENTRIES:
+            if len(self.admitted) >= ADMITTED_ENTRIES:
                 self.admitted.clear()
             key = self.prefix + self._counter(principal)
             admitted = self.admitted[principal.key_id] = (

@@ -22,6 +22,7 @@ from tollway.observability.logs import current_request_id
 
 if TYPE_CHECKING:
     from tollway.admission.customers import Customer
+    from tollway.admission.express import Lane
     from tollway.errors import ApiError
     from tollway.pipeline import Caller
 
@@ -38,11 +39,12 @@ class RequestState:
     """One request's identity, admission and body, as the gateway learned them."""
 
     __slots__ = (
+        "_caller",
         "authorization",
         "body",
         "body_error",
-        "caller",
         "customer",
+        "express",
         "headers",
         "request_id",
         "responded",
@@ -56,8 +58,10 @@ class RequestState:
         """``perf_counter()`` when the gateway first saw the request."""
         self.authorization = authorization
         """The raw ``Authorization`` header (the first), read with the request id."""
-        self.caller: Caller | None = None
-        """The admitted caller of a keyed route (``None`` for public and anonymous ones)."""
+        self._caller: Caller | None = None
+        self.express: tuple[Lane, int, float] | None = None
+        """What an express lane that admitted the request leaves to make the caller
+        from, when it is read: the lane, the count and when it was counted."""
         self.customer: Customer | None = None
         """The end customer of a route admitting an ``X-Customer-Token``."""
         self.headers: list[tuple[bytes, bytes]] | None = None
@@ -68,6 +72,19 @@ class RequestState:
         """Why the body could not be decoded, kept for the body step to answer."""
         self.responded = False
         """Whether the response has started (its headers are sent)."""
+
+    @property
+    def caller(self) -> Caller | None:
+        """The admitted caller of a keyed route (``None`` for public and anonymous ones)."""
+        caller = self._caller
+        if caller is None and self.express is not None:
+            lane, used, now = self.express
+            caller = self._caller = lane.caller(used, now)
+        return caller
+
+    @caller.setter
+    def caller(self, caller: Caller | None) -> None:
+        self._caller = caller
 
     @property
     def body_decoded(self) -> bool:
