@@ -12,8 +12,8 @@ from a shared machine: compare rows of one run). Three sections:
   configured like ``create_app`` with hooks that do nothing (``+noop guard`` ...), the
   real gateway apps (admitted by each route's entry, ``tollway.entry``, not a guard:
   Litestar runs ``copy(route_handler)`` for every guard call, timed below);
-* the Redis client: CPU per rate limit hit with 32 hits in flight, as configured,
-  with redis-py's defaults, and pipelined.
+* the Redis client: CPU per rate limit hit with 32 hits in flight, as configured and
+  with redis-py's defaults.
 
     python bench/micro.py [--iterations N] [--repeat R] [--skip-redis]
 """
@@ -183,6 +183,10 @@ async def pipeline_steps(
     async def admit() -> None:
         await admit_request(scope, receive, request_state(scope))
 
+    express = gate.express  # the memory limiter's routes have lanes, Redis's none
+    state = request_state(scope)
+    await admit()  # opens the lane
+
     start_message: Message = {"type": "http.response.start", "status": 200, "headers": []}
 
     async def sent(message: Message) -> None:
@@ -208,7 +212,12 @@ async def pipeline_steps(
         ("limiter.hit (fixed window)", hit),
         ("Decision.headers()", sync(decision.headers)),
         ("Caller(...)", sync(lambda: Caller(principal, gate.product, plan, decision))),
-        ("gate.admit, total", admit),
+        ("gate.admit, total (whole way)", admit),
+        *(
+            [("express lane [gate.express]", sync(lambda: express(state)))]
+            if express is not None
+            else []
+        ),
         ("request_id(scope) [new id]", sync(lambda: request_id(http_scope("/", [])))),
         ("start + headers + stamped send", stamp),
         ("key cache miss: _load(digest)", load),
@@ -220,11 +229,12 @@ async def pipeline_steps(
 async def admit_in_requests(
     gateway: Gateway, key: str, iterations: int, repeat: int
 ) -> tuple[str, float]:
-    """Microseconds per ``gate.admit`` timed inside whole requests (best of ``repeat``
-    batches), on an app of its own whose keyed route's entry times its admission."""
+    """Microseconds per admission (the route's express lane, else ``gate.admit``)
+    timed inside whole requests (best of ``repeat`` batches), on an app of its own whose
+    keyed route's entry times its admission."""
     app = create_app(gateway)
     _, gate = gate_of(app)
-    admit = gate.admit
+    admit, express = gate.admit, gate.express
     assert admit is not None
     spent = 0
 
@@ -234,9 +244,17 @@ async def admit_in_requests(
         await admit(scope, receive, state)
         spent += time.perf_counter_ns() - start
 
+    def timed_express(state: Any) -> bool:
+        nonlocal spent
+        start = time.perf_counter_ns()
+        admitted = express(state) if express is not None else False
+        spent += time.perf_counter_ns() - start
+        return admitted
+
     entry, _, *_ = app.asgi_router.handle_routing(apps.PATH, "GET")
     assert isinstance(entry, RouteEntry)
     entry._admit = timed_admit
+    entry._express = timed_express
     step = request_step(
         app, [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode())]
     )
@@ -246,7 +264,7 @@ async def admit_in_requests(
         for _ in range(iterations):
             await step()
         best = min(best, spent / iterations / 1000)
-    return "gate.admit inside requests", best
+    return "admission inside requests", best
 
 
 async def app_requests(
@@ -285,26 +303,13 @@ async def redis_costs(url: str, prefix: str, hits: int) -> list[tuple[str, float
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         return (time.perf_counter_ns() - start) / (hits // concurrency * concurrency) / 1000
 
+    # (The limiter batches one loop turn's hits into one EVALSHA itself.)
     configured = RedisRateLimiter.from_url(url, prefix=f"{prefix}a:")
     default_client = RedisRateLimiter(redis.asyncio.Redis.from_url(url), f"{prefix}b:")
-    client = redis.asyncio.Redis.from_url(url)
     try:
         results.append(("RedisRateLimiter.from_url .hit", await concurrent(configured)))
         results.append(("same, redis-py default client", await concurrent(default_client)))
-        # Auto-pipelining, roughly: the hits of one loop iteration in one round trip.
-        sha = default_client._fixed_hit.sha
-        name = f"{prefix}c:fixed:{quota.window}:bench:1"
-        rounds = hits // concurrency
-        start = time.perf_counter_ns()
-        for _ in range(rounds):
-            pipe = client.pipeline(transaction=False)
-            for _ in range(concurrency):
-                pipe.evalsha(sha, 1, name, quota.limit, quota.window)
-            await pipe.execute()
-        cost = (time.perf_counter_ns() - start) / (rounds * concurrency) / 1000
-        results.append((f"pipelined, {concurrency} EVALSHA per trip", cost))
     finally:
-        await client.aclose()
         await configured.close()
         await default_client.close()
     return results
