@@ -62,7 +62,7 @@ class RouteEntry:
         app: ASGIApp,
         *,
         admit: Admit | None,
-        express: Express | None = None,
+        express: Express | None,
         report: Reporter | None,
         route: RouteMetrics | None,
         errors: ErrorHandler,

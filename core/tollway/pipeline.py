@@ -35,7 +35,7 @@ from tollway.admission.express import (
 from tollway.auth import KeyAuthenticator, Principal
 from tollway.errors import ApiError, Forbidden, ServiceUnavailable, Unauthorized
 from tollway.net import ClientAddress
-from tollway.ratelimit import Decision, Quota, RateLimiter, RateLimiterUnavailable
+from tollway.ratelimit import Algorithm, Decision, Quota, RateLimiter, RateLimiterUnavailable
 from tollway.registry import Plan, Product
 from tollway.scopes import ScopeChecker
 from tollway.settings import FailurePolicy
@@ -122,7 +122,7 @@ class Pipeline:
             product,
             access,
             admission.admit,
-            admission.express.admit if admission.express is not None else None,
+            admission.lanes.admit if admission.lanes is not None else None,
             admission.report if access.report else None,
         )
 
@@ -171,17 +171,19 @@ class _Admission:
         """Whether :meth:`_known` may admit: a bearer key, no product ``check`` to run
         first, an authenticator with a plain-call cache."""
         keys, limiter = self.authenticator, self.limiter
-        self.express = (
+        self.lanes = (
             ExpressLanes(product, keys, limiter)
             if self.known
             and not access.customer
+            and access.window.algorithm is Algorithm.FIXED_WINDOW
             and isinstance(keys, LeasingAuthenticator)
             and isinstance(limiter, TallyingLimiter)
             else None
         )
         """The route's express lanes (:mod:`tollway.admission.express`), where they
-        admit as this would: not with a customer to verify on every request, nor with
-        an authenticator or limiter that cannot lease or tally."""
+        admit as this would: not with a customer to verify on every request, nor on a
+        sliding window (the limiter tallies fixed ones), nor with an authenticator or
+        limiter that cannot lease or tally."""
         self.tokens: dict[bytes, str] = {}
         """Raw ``Authorization`` header -> its bearer token, so a busy key is parsed once."""
         self.admitted: dict[int, _Admitted] = {}
@@ -257,11 +259,11 @@ class _Admission:
             state.caller = Caller(principal, self.product, plan, decision)
             if access.customer:
                 state.customer = await self._customer(scope, principal)
-            elif self.express is not None and decision is not None:
+            elif self.lanes is not None and decision is not None:
                 authorization = state.authorization
                 token = self.tokens.get(authorization) if authorization is not None else None
                 if authorization is not None and token is not None:
-                    self.express.open(authorization, token, principal, plan, key, quota)
+                    self.lanes.open(authorization, token, principal, plan, key, quota)
 
     def _known(self, authorization: bytes | None) -> _Admitted | None:
         """The common case, in plain calls: a bearer key whose principal the

@@ -214,9 +214,11 @@ class ExpressLanes:
         bearer ``token`` as ``principal``, counting against ``key``: when the
         authenticator leases that principal and the limiter keeps a live tally for
         ``key`` (a fixed window)."""
-        lease = self.keys.lease(token)
         tally = self.limiter.tally(key, quota)
-        if lease is None or lease[0] is not principal or tally is None:
+        if tally is None:
+            return
+        lease = self.keys.lease(token)
+        if lease is None or lease[0] is not principal:
             return
         if len(self.lanes) >= ADMITTED_ENTRIES:
             self.lanes.clear()
