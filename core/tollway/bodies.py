@@ -71,8 +71,12 @@ def decode_json_body(body: bytes, into: type[T]) -> T:
         message = f"Invalid request body: {error}"
     except (msgspec.DecodeError, json.JSONDecodeError) as error:
         # (The json module reads only what msgspec accepted; should they ever disagree,
-        # the client still gets a 400.)
-        message = f"Request body is not valid JSON: {error}"
+        # the client still gets a 400.) msgspec 0.23 checks UTF-8 itself and calls bad
+        # bytes a decode error: the bytes, not the library's wording, say which it is.
+        if _is_utf8(body):
+            message = f"Request body is not valid JSON: {error}"
+        else:
+            message = "Request body is not valid UTF-8"
     except UnicodeDecodeError:
         message = "Request body is not valid UTF-8"
     except RecursionError:
@@ -186,6 +190,14 @@ def _decode(body: bytes, decoder: msgspec.json.Decoder[T]) -> T:
         return converted
     _checked_tree(body)
     return value
+
+
+def _is_utf8(body: bytes) -> bool:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _checked_tree(body: bytes) -> Any:
