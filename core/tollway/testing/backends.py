@@ -150,8 +150,31 @@ async def _clear(gateway: Gateway) -> None:
             for table in reversed(tables):
                 await session.execute(table.delete())
         else:
-            names = ", ".join(f'"{table.name}"' for table in tables)
-            await session.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+            # DELETE, not TRUNCATE: a TRUNCATE of every table gives each (and each
+            # index) a new file, fsynced at commit, which took 0.25 s per test on a
+            # quiet machine and seconds on a busy one; deleting the few rows a test
+            # left, then restarting every sequence, is one statement and milliseconds.
+            names = ", ".join(f"'{table.name}'" for table in reversed(tables))
+            await session.execute(text(_CLEAR_POSTGRES.replace("NAMES", names)))
+
+
+_CLEAR_POSTGRES = """
+DO $$
+DECLARE
+    name text;
+    first bigint;
+BEGIN
+    FOREACH name IN ARRAY ARRAY[NAMES]::text[] LOOP
+        EXECUTE format('DELETE FROM %I', name);
+    END LOOP;
+    FOR name, first IN
+        SELECT format('%I.%I', schemaname, sequencename), start_value FROM pg_sequences
+        WHERE schemaname = current_schema() AND last_value IS NOT NULL
+    LOOP
+        PERFORM setval(name, first, false);
+    END LOOP;
+END $$
+"""
 
 
 @pytest.fixture
