@@ -41,7 +41,9 @@ def tests(session: nox.Session) -> None:
     # The background removal tests use the real U²-Net-p weights (idempotent), and
     # rembg's numba code compiled once, before every worker would compile it.
     session.run("tollway", "removebg", "models", "fetch", "--compile")
-    session.run("pytest", "-n", TEST_WORKERS, *session.posargs)
+    # worksteal: a worker that runs out takes queued tests from a busy one, so the
+    # minute-long contract tests do not leave one worker running alone at the end.
+    session.run("pytest", "-n", TEST_WORKERS, "--dist", "worksteal", *session.posargs)
 
 
 @nox.session

@@ -21,10 +21,11 @@ The gateway factories read their settings from the ``TOLLWAY_*`` environment lik
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from litestar import Litestar, get
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from tollway import Gateway, Plan, Product, RouteRegistrar, hookimpl, load_settings
 from tollway.app import create_app
@@ -88,6 +89,35 @@ async def prepare_database(database_url: str) -> str:
 def bare_app() -> Litestar:
     """Variant (a): the handler on plain Litestar."""
     return Litestar(route_handlers=[get(PATH)(ping)])
+
+
+GATEWAY_HEADERS = [
+    (b"x-request-id", b"4f3c2b1a0e9d8c7b0000000000012345"),
+    (b"x-ratelimit-limit", b"1000000000"),
+    (b"ratelimit-policy", b'"daily";q=1000000000;w=86400'),
+    (b"x-ratelimit-remaining", b"999987654"),
+    (b"x-ratelimit-reset", b"1764460800"),
+    (b"ratelimit", b'"daily";r=999987654;t=43210'),
+]
+"""Headers of the same names and sizes as those the gateway adds to a bench response."""
+
+
+def bare_headers_app() -> ASGIApp:
+    """A control: bare Litestar whose responses carry :data:`GATEWAY_HEADERS`, added to
+    the start message as the gateway's entry adds its own. Against bare it prices the
+    bytes alone (the server, the client and the socket handling six more headers);
+    against the gateway, what the gateway does besides sending them."""
+    app = bare_app()
+
+    async def with_headers(scope: Scope, receive: Receive, send: Send) -> None:
+        def stamped(message: Message) -> Awaitable[None]:
+            if message["type"] == "http.response.start":
+                message["headers"].extend(GATEWAY_HEADERS)  # type: ignore[union-attr]
+            return send(message)
+
+        await app(scope, receive, stamped)
+
+    return with_headers
 
 
 def gateway_app() -> Litestar:
