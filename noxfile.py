@@ -66,16 +66,18 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Gateway overhead against a bare Litestar route, the public QR API against raw
-    segno, the chat API, short link redirects and the point of sale's catalog and orders
-    against the trivial route (driven by wrk; links also open loop and analytics over a
-    million clicks, the point of sale its reports over a year of orders), webhook
-    delivery latency and throughput, background removal through the API against
-    rembg called directly, scale-out from 1 to 2 processes with the Redis limiter's
-    round trips, and a 10-minute soak of a gateway + worker deployment; see bench/
-    and docs/benchmarks.md. Results go to bench/results/."""
+    """Gateway overhead against a bare Litestar route (in rounds, and in back-to-back
+    pairs with CPU per request), the public QR API against raw segno, the chat API,
+    short link redirects and the point of sale's catalog and orders against the trivial
+    route (driven by wrk; links also open loop and analytics over a million clicks, the
+    point of sale its reports over a year of orders), webhook delivery latency and
+    throughput, background removal through the API against rembg called directly,
+    scale-out from 1 to 2 processes with the Redis limiter's round trips, and a
+    10-minute soak of a gateway + worker deployment; see bench/ and
+    docs/benchmarks.md. Results go to bench/results/."""
     install(session, "test", "bench")
     session.run("python", "bench/run.py", *session.posargs)
+    session.run("python", "bench/paired.py")
     session.run("python", "bench/qr.py")
     session.run("python", "bench/webhooks.py")
     session.run("python", "bench/datapath.py")
