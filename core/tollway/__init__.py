@@ -85,6 +85,18 @@ from tollway.ratelimit import (
     RedisRateLimiter,
 )
 from tollway.registry import Plan, Product, RegistrationError, Registry
+from tollway.reports import (
+    GRANULARITIES,
+    Column,
+    Days,
+    Granularity,
+    Period,
+    Report,
+    ReportData,
+    first_day,
+    local_day,
+    utc_instant,
+)
 from tollway.scopes import ScopeChecker
 from tollway.secrets import deployment_secret
 from tollway.segmentation import Segmenter
@@ -106,6 +118,7 @@ CurrentGateway = NamedDependency[Gateway]
 __all__ = [
     "DAILY",
     "EVENT_HEADER",
+    "GRANULARITIES",
     "MAX_ROW_ID",
     "MAX_URL_LENGTH",
     "PAGE_LIMIT",
@@ -122,6 +135,7 @@ __all__ = [
     "BodyKey",
     "Caller",
     "ClientAddress",
+    "Column",
     "CommandRegistrar",
     "Conflict",
     "CurrentCaller",
@@ -131,6 +145,7 @@ __all__ = [
     "CustomerTokens",
     "Database",
     "DatabaseKeyAuthenticator",
+    "Days",
     "Decision",
     "EndpointInfo",
     "ErrorMapper",
@@ -138,6 +153,7 @@ __all__ = [
     "Forbidden",
     "Gateway",
     "GeoIP",
+    "Granularity",
     "GuardedNetworkBackend",
     "Id",
     "InProcessJobQueue",
@@ -158,6 +174,7 @@ __all__ = [
     "Paged",
     "PayloadTooLarge",
     "PaymentRequired",
+    "Period",
     "Plan",
     "Poller",
     "Principal",
@@ -174,6 +191,8 @@ __all__ = [
     "Refusals",
     "RegistrationError",
     "Registry",
+    "Report",
+    "ReportData",
     "RouteRegistrar",
     "ScopeChecker",
     "ScopeRegistrar",
@@ -206,10 +225,12 @@ __all__ = [
     "deployment_secret",
     "escape_like",
     "etag_matches",
+    "first_day",
     "hash_password",
     "hookimpl",
     "live_stream",
     "load_settings",
+    "local_day",
     "make_metadata",
     "offset",
     "optional_body_operation",
@@ -217,6 +238,7 @@ __all__ = [
     "page_limit",
     "renew",
     "service_of",
+    "utc_instant",
     "utcnow",
     "verify_password",
     "verify_signature",

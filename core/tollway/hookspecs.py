@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tollway.jobs import JobFunction, JobQueue
     from tollway.ratelimit import RateLimiter
     from tollway.registry import Plan, Product
+    from tollway.reports import Report
     from tollway.scopes import ScopeChecker
     from tollway.segmentation import Segmenter
     from tollway.webhooks import WebhookSigner
@@ -171,6 +172,20 @@ def tollway_register_settings(register: Callable[[str, type[msgspec.Struct]], No
     ``forbid_unknown_fields=True``). Read them with ``gateway.product_settings(
     ChatSettings)``. Only the plugin that registered the product may register its
     settings; a product without registered settings accepts none.
+    """
+
+
+@hookspec
+def tollway_register_reports(register: Callable[[Report], None]) -> None:
+    """Register reports the analytics product serves for a product:
+    ``register(Report("pos.sales_summary", "Sales summary", ..., compute=sales_summary,
+    summary=(...), series=(...)))``.
+
+    The id is ``<product>.<report_name>`` of a registered product; an account sees the
+    report while it subscribes to that product. ``compute(gateway, period)`` returns a
+    :class:`~tollway.reports.ReportData` for the account, days, zone and granularity of
+    the :class:`~tollway.reports.Period`, summed by the database (see
+    :mod:`tollway.reports` for the kit). A report id registered twice fails start-up.
     """
 
 

@@ -123,5 +123,6 @@ def collect(manager: pluggy.PluginManager) -> Registry:
     call_each(hook.tollway_register_models, _bind(registry.add_models))
     call_each(hook.tollway_register_plans, _bind(registry.add_plan))
     call_each(hook.tollway_register_settings, _bind(registry.add_settings))
+    call_each(hook.tollway_register_reports, _bind(registry.add_report))
     registry.check_scope_grants()
     return registry

@@ -15,6 +15,8 @@ from typing import Any, Literal
 import msgspec
 from sqlalchemy import MetaData
 
+from tollway.reports import Report
+
 ErrorStyle = Literal["detail", "error"]
 """``detail``: ``{"detail": "..."}`` (billing/POS, the default); ``error``: ``{"error": ...}``."""
 
@@ -133,6 +135,8 @@ class Registry:
     jobs: list[Job] = field(default_factory=list)
     settings: dict[str, SettingsType] = field(default_factory=dict)
     hosts: dict[str, str] = field(default_factory=dict)
+    reports: dict[str, Report] = field(default_factory=dict)
+    """By id, the reports products registered for the analytics product."""
     visitor_plans: dict[str, set[str]] = field(default_factory=dict)
     """By product, the plans routes give requests without a key (``Access(anonymous=
     ...)``): counted per client address, never an account's subscription."""
@@ -259,6 +263,18 @@ class Registry:
             raise RegistrationError(f"plugin {plugin!r}: invalid job name {name!r}")
         self._claim("job", name, plugin)
         self.jobs.append(Job(name, function, plugin))
+
+    def add_report(self, report: Report, *, plugin: str) -> None:
+        problem = report.check()
+        if problem is not None:
+            raise RegistrationError(f"plugin {plugin!r}: {problem}")
+        if report.product not in self.products:
+            raise RegistrationError(
+                f"plugin {plugin!r} registers report {report.id!r} of unknown product "
+                f"{report.product!r}"
+            )
+        self._claim("report", report.id, plugin)
+        self.reports[report.id] = report
 
     def add_settings(self, product: str, struct: type[msgspec.Struct], *, plugin: str) -> None:
         if self.owners.get(f"product:{product}") != plugin:
