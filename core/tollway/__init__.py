@@ -93,8 +93,10 @@ from tollway.reports import (
     Period,
     Report,
     ReportData,
+    decimal_text,
     first_day,
     local_day,
+    shown,
     utc_instant,
 )
 from tollway.scopes import ScopeChecker
@@ -221,6 +223,7 @@ __all__ = [
     "columns_of",
     "count_of",
     "create_app",
+    "decimal_text",
     "decode_json_body",
     "deployment_secret",
     "escape_like",
@@ -238,6 +241,7 @@ __all__ = [
     "page_limit",
     "renew",
     "service_of",
+    "shown",
     "utc_instant",
     "utcnow",
     "verify_password",
