@@ -1,5 +1,6 @@
 """Registers the chat product: its descriptor, scopes, events, plans, tables, settings,
-services, delivery job, routes, channel hook and the operator's inbox command."""
+services, delivery job, routes, channel hook, report and the operator's inbox
+command."""
 
 from __future__ import annotations
 
@@ -9,12 +10,22 @@ from pathlib import Path
 import msgspec
 from sqlalchemy import MetaData
 
-from tollway import CommandRegistrar, Gateway, JobFunction, Plan, Product, RouteRegistrar, hookimpl
+from tollway import (
+    CommandRegistrar,
+    Gateway,
+    JobFunction,
+    Plan,
+    Product,
+    Report,
+    RouteRegistrar,
+    hookimpl,
+)
 from tollway_chat import channels, hookspecs
 from tollway_chat.commands import chat as chat_commands
 from tollway_chat.delivery import JOB, Delivery
 from tollway_chat.models import ChatBase
 from tollway_chat.product import EVENTS, PLANS, PRODUCT, SCOPES
+from tollway_chat.reports import CONVERSATIONS
 from tollway_chat.routes import ROUTES, provide_chat, provide_chat_reads
 from tollway_chat.settings import ChatSettings
 from tollway_chat.stream import StreamTokens
@@ -81,6 +92,11 @@ def tollway_register_routes(register: RouteRegistrar) -> None:
             "stream_tokens": StreamTokens,
         },
     )
+
+
+@hookimpl
+def tollway_register_reports(register: Callable[[Report], None]) -> None:
+    register(CONVERSATIONS)
 
 
 @hookimpl

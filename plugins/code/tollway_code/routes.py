@@ -1,5 +1,6 @@
 """HTTP handlers of the code product; rendering lives in ``tollway_render``, whose
-:class:`~tollway_render.RenderError` is a 400 saying why the input cannot be rendered."""
+:class:`~tollway_render.RenderError` is a 400 saying why the input cannot be rendered.
+Every code rendered is counted for the account (:mod:`tollway_code.counter`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from litestar.params import JSONBody
 
 from tollway import CurrentCaller, Forbidden, ServiceUnavailable
 from tollway_code.content import QrContent
+from tollway_code.counter import GenerationCounter
 from tollway_code.product import (
     BARCODE_GENERATE,
     BATCH_FEATURE,
@@ -40,17 +42,25 @@ def _iso(epoch: float) -> str:
 @post("/qr", scope=QR_GENERATE, status_code=200, media_type="image/png")
 async def generate_qr(
     data: JSONBody[QrRequest],
+    caller: CurrentCaller,
     request: Request[Any, Any, Any],
     qr_content: NamedDependency[QrContent],
+    counter: NamedDependency[GenerationCounter],
 ) -> Response[bytes]:
     content = qr_content.for_request(request.scope)
     image = render_qr(msgspec.structs.replace(data, data=content(data.data)))
+    counter.count(caller.principal.account_id, qr=1)
     return Response(image.content, media_type=image.media_type)
 
 
 @post("/barcode", scope=BARCODE_GENERATE, status_code=200, media_type="image/png")
-async def generate_barcode(data: JSONBody[BarcodeRequest]) -> Response[bytes]:
+async def generate_barcode(
+    data: JSONBody[BarcodeRequest],
+    caller: CurrentCaller,
+    counter: NamedDependency[GenerationCounter],
+) -> Response[bytes]:
     image = render_barcode(data)
+    counter.count(caller.principal.account_id, barcodes=1)
     return Response(image.content, media_type=image.media_type)
 
 
@@ -60,13 +70,16 @@ async def generate_qr_batch(
     caller: CurrentCaller,
     request: Request[Any, Any, Any],
     qr_content: NamedDependency[QrContent],
+    counter: NamedDependency[GenerationCounter],
 ) -> BatchQrResponse:
     if BATCH_FEATURE not in caller.plan.features:
         raise Forbidden(
             f"Batch QR generation needs the Pro plan or higher; "
             f"this account is on the '{caller.plan.name}' plan"
         )
-    return render_batch(data, qr_content.for_request(request.scope))
+    batch = render_batch(data, qr_content.for_request(request.scope))
+    counter.count(caller.principal.account_id, qr=batch.total)
+    return batch
 
 
 @get("/usage", scope=USAGE_READ)

@@ -1,6 +1,6 @@
 """Registers the short links product: its descriptors, scopes, events, plans, tables,
-settings, services, the API's and the redirect host's routes, and the host serving
-``short_link_base``."""
+settings, services, the API's and the redirect host's routes, the host serving
+``short_link_base``, and its report."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from pathlib import Path
 import msgspec
 from sqlalchemy import MetaData
 
-from tollway import Gateway, Plan, Product, RouteRegistrar, hookimpl
+from tollway import Gateway, Plan, Product, Report, RouteRegistrar, hookimpl
 from tollway_link.addresses import Addresses
 from tollway_link.analytics import ANALYTICS_DEPENDENCIES, ANALYTICS_ROUTES
 from tollway_link.clicks import Clicks
 from tollway_link.models import LinkBase
 from tollway_link.product import EVENTS, PLANS, PRODUCT, REDIRECT_PLANS, REDIRECTS, SCOPES
 from tollway_link.redirects import REDIRECT_ROUTES, Redirects
+from tollway_link.reports import CLICKS
 from tollway_link.routes import ROUTES, provide_link_reads, provide_links
 from tollway_link.settings import LinkSettings
 from tollway_link.targets import Targets
@@ -80,6 +81,11 @@ def tollway_register_routes(register: RouteRegistrar) -> None:
         },
     )
     register(REDIRECTS.name, REDIRECT_ROUTES)
+
+
+@hookimpl
+def tollway_register_reports(register: Callable[[Report], None]) -> None:
+    register(CLICKS)
 
 
 @hookimpl

@@ -302,9 +302,12 @@ async def _settle_item(
                 .where(Job.id == job.id)
                 .values({counter: counter + 1, Job.credits_used: Job.credits_used + charged})
             )
-            await quota.settle(
-                session, job.account_id, job.period, charged=charged, released=1 - charged
-            )
+            if charged:
+                await quota.charge(
+                    session, job.account_id, job.period, images=1, credits=1, at=service.clock()
+                )
+            else:
+                await quota.settle(session, job.account_id, job.period, charged=0, released=1)
     except _AlreadySettled:
         return False
     return True

@@ -30,6 +30,25 @@ class Credits(RemoveBgBase):
     reserved: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class Usage(RemoveBgBase):
+    """What an account was charged in one 15-minute stretch of UTC time: the usage
+    report sums these by the caller's days (a billing period's :class:`Credits` say how
+    much, not when). Every zone's midnight falls on a quarter hour, so no stretch
+    straddles two days."""
+
+    __tablename__ = "removebg_usage"
+
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey(Account.id, ondelete="CASCADE"), primary_key=True
+    )
+    bucket: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
+    """The stretch's first instant."""
+    credits: Mapped[int] = mapped_column(Integer)
+    """Credits charged."""
+    images: Mapped[int] = mapped_column(Integer)
+    """Images processed and charged for (a failed image is given its credit back)."""
+
+
 class Job(RemoveBgBase):
     __tablename__ = "removebg_jobs"
     __table_args__ = (Index("ix_removebg_jobs_status_created", "status", "created_at"),)

@@ -1,6 +1,7 @@
 """Registers the background removal product: descriptor, scopes (and the single-image
 scope covering the batch ones), plans, tables, settings, the service, the batch job,
-routes, the ``tollway removebg`` commands and the default segmenter."""
+routes, the ``tollway removebg`` commands, the usage report and the default
+segmenter."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tollway import (
     JobFunction,
     Plan,
     Product,
+    Report,
     RouteRegistrar,
     ScopeChecker,
     Segmenter,
@@ -26,6 +28,7 @@ from tollway_removebg import batch, leases
 from tollway_removebg.commands import removebg as removebg_commands
 from tollway_removebg.models import RemoveBgBase
 from tollway_removebg.product import PLANS, PRODUCT, SCOPES, ProcessCoversBatches
+from tollway_removebg.reports import USAGE
 from tollway_removebg.routes import ROUTES
 from tollway_removebg.segmenter import RembgSegmenter
 from tollway_removebg.service import RemoveBg
@@ -88,6 +91,11 @@ def tollway_register_routes(register: RouteRegistrar) -> None:
 def tollway_register_commands(register: CommandRegistrar) -> None:
     # ``tollway models fetch`` came before commands were grouped by product.
     register(removebg_commands, deprecated_aliases={"models": "models"})
+
+
+@hookimpl
+def tollway_register_reports(register: Callable[[Report], None]) -> None:
+    register(USAGE)
 
 
 @hookimpl(trylast=True)

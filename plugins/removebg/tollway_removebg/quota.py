@@ -5,14 +5,17 @@ An image is paid for in two steps. ``reserve`` holds credits with one conditiona
 of processes, never overdraw; ``settle`` then turns held credits into charged ones
 for the images that succeeded and gives the rest back. Both run inside the caller's
 transaction, so a batch item's settlement commits together with its status change
-and can never happen twice.
+and can never happen twice. A charge (``charge``) is also counted in the account's
+usage of its 15 minutes (:class:`~tollway_removebg.models.Usage`), in that same
+transaction: the usage report and the credits never disagree.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
+from typing import Any
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -20,7 +23,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tollway import Reads
-from tollway_removebg.models import Credits
+from tollway_removebg.models import Credits, Usage
+
+USAGE_BUCKET = timedelta(minutes=15)
 
 
 def period_of(moment: datetime) -> str:
@@ -46,11 +51,15 @@ class Balance:
         return max(0, self.total - self.used - self.reserved)
 
 
-async def _ensure_row(session: AsyncSession, account_id: int, period: str) -> None:
+def _insert(session: AsyncSession, table: Any) -> Any:
+    """The dialect's ``INSERT`` of ``table``, which has ``ON CONFLICT``."""
     dialect = session.get_bind().dialect.name
-    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    return (sqlite_insert if dialect == "sqlite" else postgresql_insert)(table)
+
+
+async def _ensure_row(session: AsyncSession, account_id: int, period: str) -> None:
     await session.execute(
-        insert(Credits)
+        _insert(session, Credits)
         .values(account_id=account_id, period=period, used=0, reserved=0)
         .on_conflict_do_nothing(index_elements=["account_id", "period"])
     )
@@ -84,6 +93,38 @@ async def settle(
         .values(
             used=Credits.used + charged,
             reserved=Credits.reserved - charged - released,
+        )
+    )
+
+
+def usage_bucket(moment: datetime) -> datetime:
+    """The first instant of the 15 minutes of UTC time containing ``moment``."""
+    step = int(USAGE_BUCKET.total_seconds())
+    return datetime.fromtimestamp(int(moment.timestamp()) // step * step, UTC)
+
+
+async def charge(
+    session: AsyncSession,
+    account_id: int,
+    period: str,
+    *,
+    images: int,
+    credits: int,
+    at: datetime,
+) -> None:
+    """Charge ``credits`` held in ``period`` for ``images`` processed images, and count
+    them in the account's usage of the 15 minutes containing ``at``."""
+    await settle(session, account_id, period, charged=credits, released=0)
+    counted = _insert(session, Usage).values(
+        account_id=account_id, bucket=usage_bucket(at), credits=credits, images=images
+    )
+    await session.execute(
+        counted.on_conflict_do_update(
+            index_elements=[Usage.account_id, Usage.bucket],
+            set_={
+                Usage.credits: Usage.credits + counted.excluded.credits,
+                Usage.images: Usage.images + counted.excluded.images,
+            },
         )
     )
 

@@ -249,7 +249,9 @@ class RemoveBg:
                     rendered, account_id=account_id, now=now, ttl=self.settings.result_ttl
                 )
                 session.add(stored)
-            await quota.settle(session, account_id, period, charged=CREDITS_PER_IMAGE, released=0)
+            await quota.charge(
+                session, account_id, period, images=1, credits=CREDITS_PER_IMAGE, at=now
+            )
         if stored is None:
             return schemas.ProcessedImage(
                 id=results.new_id("img"),
