@@ -1,6 +1,6 @@
 """Registers the subscription billing product: its descriptors, scopes, events, plans,
 tables, settings, its ledger on the billing engine, the routes of the API and of the
-hosted checkout page, and its operator commands."""
+hosted checkout page, its operator commands and its report."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ from pathlib import Path
 import msgspec
 from sqlalchemy import MetaData
 
-from tollway import CommandRegistrar, Gateway, Plan, Product, RouteRegistrar, hookimpl
+from tollway import (
+    CommandRegistrar,
+    Gateway,
+    Plan,
+    Product,
+    Report,
+    RouteRegistrar,
+    hookimpl,
+)
 from tollway.billing import Ledger
 from tollway_launchpad.checkout import (
     CHECKOUT_DEPENDENCIES,
@@ -30,6 +38,7 @@ from tollway_launchpad.product import (
     PRODUCT,
     SCOPES,
 )
+from tollway_launchpad.reports import SUBSCRIPTIONS
 from tollway_launchpad.routes import DEPENDENCIES, ROUTES
 from tollway_launchpad.settings import LaunchpadSettings
 
@@ -97,3 +106,8 @@ def tollway_register_routes(register: RouteRegistrar) -> None:
 @hookimpl
 def tollway_register_commands(register: CommandRegistrar) -> None:
     register(launchpad_commands)
+
+
+@hookimpl
+def tollway_register_reports(register: Callable[[Report], None]) -> None:
+    register(SUBSCRIPTIONS)

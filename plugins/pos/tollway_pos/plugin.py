@@ -1,6 +1,6 @@
 """Registers the point of sale product: its descriptor, scopes (with the developer
 key-scope names granting them), events, plans, tables, settings, live-document service,
-routes and commands."""
+routes, commands and reports."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from tollway import (
     Gateway,
     Plan,
     Product,
+    Report,
     RouteRegistrar,
     ScopeRegistrar,
     hookimpl,
@@ -23,6 +24,7 @@ from tollway_pos.commands import pos_commands
 from tollway_pos.live import Live
 from tollway_pos.models import PosBase
 from tollway_pos.product import EVENTS, KEY_SCOPES, PLANS, PRODUCT, SCOPES
+from tollway_pos.reports import SALES_SUMMARY
 from tollway_pos.routes import DEPENDENCIES, ROUTES
 from tollway_pos.settings import PosSettings
 from tollway_pos.streams import STREAM_ROUTES
@@ -76,3 +78,8 @@ def tollway_register_routes(register: RouteRegistrar) -> None:
 @hookimpl
 def tollway_register_commands(register: CommandRegistrar) -> None:
     register(pos_commands)
+
+
+@hookimpl
+def tollway_register_reports(register: Callable[[Report], None]) -> None:
+    register(SALES_SUMMARY)

@@ -1,19 +1,15 @@
 """The back office's reports: a sales report over a range of days and an end-of-day
-summary, both in the store's calendar (its ``timezone`` setting).
+summary, both in the store's calendar (its ``timezone`` setting), and the sales summary
+the analytics product serves (``pos.sales_summary``), in its caller's.
 
 Every number is summed by the database: a report reads one row per day (or per UTC
 bucket on SQLite), per product and per status and order type, never one per order.
 The orders and lines of the range are found by ``(account_id, created_at)``
 (``ix_pos_orders_account_created``, ``ix_pos_order_lines_account_created``), between
-the UTC instants the store's first day starts and its last day ends.
-
-Grouping by the store's days needs its zone's offsets, which change with daylight
-saving time. PostgreSQL converts each ``created_at`` itself (``AT TIME ZONE``).
-SQLite has no time zone data: it sums per UTC bucket counted from the range's first
-midnight, the longest that every later midnight is a whole number of away (a day where
-the offset holds, an hour across New York's clock changes, half an hour across Lord
-Howe's), so no bucket straddles two days, and Python places each bucket in its day.
-Weeks (from Monday) and months are made of days in Python.
+the UTC instants the first day starts and the last day ends. The days, and the weeks
+(from Monday) and months made of them in Python, are the report kit's
+(:class:`tollway.Days`, :class:`tollway.local_day`, :class:`tollway.Period`): exact
+across clock changes and odd offsets on both databases.
 
 A report's statements run at once, each on a connection of its own; a sale committed
 meanwhile may reach one and not the other (a back-office report, not a ledger).
@@ -22,67 +18,32 @@ meanwhile may reach one and not the other (a back-office report, not a ledger).
 from __future__ import annotations
 
 import asyncio
-import math
-from bisect import bisect_right
 from collections import Counter
-from datetime import date, datetime, time, timedelta
+from datetime import date
 from typing import Any, get_args
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import BigInteger, Integer, String, bindparam, cast, false, func, select
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.functions import FunctionElement
 
-from tollway import Reads
+from tollway import (
+    Column,
+    Days,
+    Gateway,
+    Period,
+    Reads,
+    Report,
+    ReportData,
+    local_day,
+    utc_instant,
+)
 from tollway_pos import schemas
 from tollway_pos.models import Order, OrderLine
 from tollway_pos.pricing import round_half_even
+from tollway_pos.settings import PosSettings
 
 TOP = 10
 """Products listed in a report's top products."""
 CANCELLED = "cancelled"
-
-
-class utc_instant(FunctionElement[Any]):
-    """``utc_instant(seconds)``: the instant ``seconds`` after 1970-01-01 UTC, compared
-    with a ``created_at`` as instants are. (SQLite's is UTC text without fractions of a
-    second, which sorts before a stored time of that same second, as it should.)"""
-
-    inherit_cache = True
-
-
-@compiles(utc_instant)
-def _sqlite_instant(element: utc_instant, compiler: Any, **kw: Any) -> str:
-    return f"datetime({compiler.process(element.clauses, **kw)}, 'unixepoch')"
-
-
-@compiles(utc_instant, "postgresql")
-def _postgresql_instant(element: utc_instant, compiler: Any, **kw: Any) -> str:
-    return f"to_timestamp({compiler.process(element.clauses, **kw)})"
-
-
-class local_day(FunctionElement[Any]):
-    """The store's day of a ``created_at``, as each database can tell it.
-
-    ``local_day(created_at, zone, start, seconds)``: on PostgreSQL the date in ``zone``
-    (an IANA name); on SQLite the UTC bucket of ``seconds`` it falls in, counted from
-    ``start`` (epoch seconds), for :meth:`Days.day_of` to place."""
-
-    inherit_cache = True
-
-
-@compiles(local_day)
-def _utc_bucket(element: local_day, compiler: Any, **kw: Any) -> str:
-    created, _, start, seconds = element.clauses
-    epoch = f"CAST(strftime('%s', {compiler.process(created, **kw)}) AS INTEGER)"
-    return f"({epoch} - {compiler.process(start, **kw)}) / {compiler.process(seconds, **kw)}"
-
-
-@compiles(local_day, "postgresql")
-def _local_date(element: local_day, compiler: Any, **kw: Any) -> str:
-    created, zone, _, _ = element.clauses
-    local = f"{compiler.process(created, **kw)} AT TIME ZONE {compiler.process(zone, **kw)}"
-    return f"CAST({local} AS DATE)"
 
 
 # Statements, built once --------------------------------------------------------------
@@ -128,6 +89,8 @@ _DAYS = (
 SALES_BY_DAY = select(_DAYS.c.day, func.count(), _sum(_DAYS.c.total_cents)).group_by(_DAYS.c.day)
 """Orders (cancelled ones left out) and their totals per ``local_day``, created from
 ``start`` to ``end``."""
+SALES = ("orders", "revenue")
+"""What :data:`SALES_BY_DAY` sums per day, in its order: the names of a sales series."""
 
 _LINES_IN_RANGE = (
     OrderLine.account_id == ACCOUNT,
@@ -198,56 +161,6 @@ DAY_LINES = select(
 """What the lines of orders not cancelled cost before discounts, and the discounts."""
 
 
-# Days of the store --------------------------------------------------------------------
-
-
-class Days:
-    """The store's days ``first`` to ``last`` (included) in ``zone``: the UTC instants
-    they start at, and the statements' parameters for them."""
-
-    def __init__(self, first: date, last: date, zone: ZoneInfo) -> None:
-        self.first = first
-        self.last = last
-        self.zone = zone
-        # A midnight that clocks skip starts its day where the gap ends (zoneinfo's
-        # reading of a time in a gap), as the order list's date filter does.
-        self.midnights = [
-            int(datetime.combine(first + timedelta(days=n), time(), zone).timestamp())
-            for n in range((last - first).days + 2)
-        ]
-        self.seconds = math.gcd(*(midnight - self.midnights[0] for midnight in self.midnights))
-        """SQLite's bucket: the longest stretch of seconds that every midnight is a whole
-        number of after the first (the length of a day where clocks never change)."""
-
-    def params(self, account_id: int) -> dict[str, Any]:
-        """What the statements take to read ``account_id``'s orders of these days."""
-        return {
-            "account_id": account_id,
-            "start": self.midnights[0],
-            "end": self.midnights[-1],
-            "zone": self.zone.key,
-            "seconds": self.seconds,
-        }
-
-    def day_of(self, key: date | int) -> date:
-        """The day of a ``local_day`` value: PostgreSQL's is a date already, clamped to
-        the range (its zone data may differ from Python's, which drew the range's
-        bounds); SQLite's bucket number is looked up among the midnights."""
-        if isinstance(key, date):
-            return min(max(key, self.first), self.last)
-        after = bisect_right(self.midnights, self.midnights[0] + key * self.seconds)
-        return self.first + timedelta(days=after - 1)
-
-
-def first_day(day: date, group_by: schemas.GroupBy) -> date:
-    """The first day of ``day``'s group: itself, its week's Monday or its month's 1st."""
-    if group_by == "week":
-        return day - timedelta(days=day.weekday())
-    if group_by == "month":
-        return day.replace(day=1)
-    return day
-
-
 def average(total: int, count: int) -> int:
     """``total / count`` rounded half to even; 0 without anything to average."""
     return round_half_even(total, count) if count else 0
@@ -275,20 +188,15 @@ async def sales_report(
     (``total_cents``), average, top products and a point per day, week or month of the
     range, oldest first, empty ones included. A week's or month's point is dated its
     first day, even before ``date_from``, and counts the range's orders only."""
-    days = Days(date_from, date_to, zone)
+    period = Period(account_id, date_from, date_to, group_by, zone)
+    days = period.days
     params = days.params(account_id)
     by_day, top = await asyncio.gather(
         reads.all(SALES_BY_DAY, _row, **params),
         reads.all(TOP_PRODUCTS, schemas.TopProduct, **params),
     )
-    count = (date_to - date_from).days + 1
-    points = {first_day(date_from + timedelta(days=n), group_by): [0, 0] for n in range(count)}
-    for key, orders, revenue in by_day:
-        point = points[first_day(days.day_of(key), group_by)]
-        point[0] += orders
-        point[1] += revenue
-    total_orders = sum(orders for orders, _ in points.values())
-    total_revenue = sum(revenue for _, revenue in points.values())
+    series = period.series(by_day, SALES, days)
+    total_orders, total_revenue = _totals(series)
     return schemas.SalesReport(
         date_from=date_from.isoformat(),
         date_to=date_to.isoformat(),
@@ -301,10 +209,51 @@ async def sales_report(
             top_products=top,
         ),
         series=[
-            schemas.SalesPoint(group.isoformat(), orders, revenue)
-            for group, (orders, revenue) in points.items()
+            schemas.SalesPoint(point["date"].isoformat(), point["orders"], point["revenue"])
+            for point in series
         ],
     )
+
+
+async def sales_summary(gateway: Gateway, period: Period) -> ReportData:
+    """``pos.sales_summary``: :func:`sales_report`'s orders, revenue and average for
+    ``period`` (its days in the caller's zone, not the store's), without top products;
+    money in the store's ``currency``."""
+    days = period.days
+    by_day = await gateway.database.reads.all(SALES_BY_DAY, _row, **days.params(period.account_id))
+    series = period.series(by_day, SALES, days)
+    total_orders, total_revenue = _totals(series)
+    return ReportData(
+        summary={
+            "total_revenue": total_revenue,
+            "total_orders": total_orders,
+            "average_order_value": average(total_revenue, total_orders),
+        },
+        series=series,
+        currency=gateway.product_settings(PosSettings).currency,
+    )
+
+
+SALES_SUMMARY = Report(
+    id="pos.sales_summary",
+    name="Sales summary",
+    description=(
+        "Orders and revenue (cancelled orders left out) per day, week or month, and their average."
+    ),
+    compute=sales_summary,
+    summary=(
+        Column("total_revenue", "money"),
+        Column("total_orders", "count"),
+        Column("average_order_value", "money"),
+    ),
+    series=(Column("revenue", "money"), Column("orders", "count")),
+)
+"""The point of sale's report for the analytics product."""
+
+
+def _totals(series: list[dict[str, Any]]) -> tuple[int, int]:
+    """The orders and revenue of a sales series."""
+    return sum(point["orders"] for point in series), sum(point["revenue"] for point in series)
 
 
 async def daily_summary(
