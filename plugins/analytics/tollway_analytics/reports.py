@@ -4,32 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Integer, String, bindparam, func, select
+from sqlalchemy import func, select
 
-from tollway import Column, Gateway, Period, Report, ReportData, local_day, utc_instant
+from tollway import Column, Gateway, Period, Report, ReportData, day_of, in_period
 from tollway_analytics.models import Export
 
-_START = bindparam("start", type_=Integer)
-_END = bindparam("end", type_=Integer)
 EXPORTS_BY_DAY = (
-    select(
-        local_day(
-            Export.created_at,
-            bindparam("zone", type_=String),
-            _START,
-            bindparam("seconds", type_=Integer),
-        ).label("day"),
-        Export.format,
-        func.count(),
-    )
-    .where(
-        Export.account_id == bindparam("account_id", type_=Integer),
-        Export.created_at >= utc_instant(_START),
-        Export.created_at < utc_instant(_END),
-    )
+    select(day_of(Export.created_at).label("day"), Export.format, func.count())
+    .where(in_period(Export.account_id, Export.created_at))
     .group_by("day", Export.format)
 )
-"""The account's exports made from ``start`` to ``end``, per local day and format."""
+"""The account's exports made in the period, per local day and format."""
 
 
 def _row(*columns: Any) -> tuple[Any, ...]:
@@ -39,14 +24,10 @@ def _row(*columns: Any) -> tuple[Any, ...]:
 async def exports(gateway: Gateway, period: Period) -> ReportData:
     days = period.days
     rows = await gateway.database.reads.all(EXPORTS_BY_DAY, _row, **days.params(period.account_id))
-    series = period.series(
-        (
-            (day, count if kind == "csv" else 0, count if kind == "pdf" else 0)
-            for day, kind, count in rows
-        ),
-        ("csv", "pdf"),
-        days,
+    by_format = (
+        (day, n if kind == "csv" else 0, n if kind == "pdf" else 0) for day, kind, n in rows
     )
+    series = period.series(by_format, ("csv", "pdf"), days)
     for item in series:
         item["exports"] = item["csv"] + item["pdf"]
     csv, pdf = sum(item["csv"] for item in series), sum(item["pdf"] for item in series)

@@ -9,32 +9,19 @@ rows of the range in the primary key ``(account_id, bucket)``. Requests that fai
 
 from __future__ import annotations
 
-from typing import Any
+from sqlalchemy import func, select
 
-from sqlalchemy import Integer, String, bindparam, func, select
-
-from tollway import Column, Gateway, Period, Report, ReportData, local_day, utc_instant
+from tollway import Column, Gateway, Period, Report, ReportData, day_of, in_period, summed_by_day
 from tollway_code.counter import GenerationCounter
 from tollway_code.models import Generated
 
-# The account and the range are written into the SQL as numbers (see tollway_pos.reports:
-# as parameters they would leave PostgreSQL a generic plan after five runs).
-ACCOUNT = bindparam("account_id", type_=Integer, literal_execute=True)
-START = bindparam("start", type_=Integer, literal_execute=True)
-END = bindparam("end", type_=Integer, literal_execute=True)
-SECONDS = bindparam("seconds", type_=Integer, literal_execute=True)
-
 _DAYS = (
     select(
-        local_day(Generated.bucket, bindparam("zone", type_=String), START, SECONDS).label("day"),
+        day_of(Generated.bucket).label("day"),
         Generated.qr,
         Generated.barcodes,
     )
-    .where(
-        Generated.account_id == ACCOUNT,
-        Generated.bucket >= utc_instant(START),
-        Generated.bucket < utc_instant(END),
-    )
+    .where(in_period(Generated.account_id, Generated.bucket))
     .subquery()
 )
 GENERATED_BY_DAY = select(
@@ -52,23 +39,11 @@ COLUMNS = (
 )
 
 
-def _row(*columns: Any) -> tuple[Any, ...]:
-    return columns
-
-
 async def usage(gateway: Gateway, period: Period) -> ReportData:
     """The period's codes generated, in total and per bucket (this process's counts
     written first; another's reach the database within a second)."""
     await gateway.service(GenerationCounter).flush()
-    days = period.days
-    rows = await gateway.database.reads.all(
-        GENERATED_BY_DAY, _row, **days.params(period.account_id)
-    )
-    names = [column.name for column in COLUMNS]
-    series = period.series(rows, names, days)
-    return ReportData(
-        summary={name: sum(point[name] for point in series) for name in names}, series=series
-    )
+    return await summed_by_day(gateway, period, GENERATED_BY_DAY, COLUMNS)
 
 
 USAGE = Report(
