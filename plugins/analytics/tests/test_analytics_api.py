@@ -153,6 +153,10 @@ async def test_unknown_reports_are_404_and_unsubscribed_ones_403(
         ({"tz": "Mars/Olympus"}, "Unknown time zone 'Mars/Olympus'"),
         ({"start_date": "2026-02-30"}, "start_date must be a date as YYYY-MM-DD"),
         ({"end_date": "20260101"}, "end_date must be a date as YYYY-MM-DD"),
+        ({"start_date": "9999-12-30", "end_date": "9999-12-31"}, "must be from 1900-01-01"),
+        ({"start_date": "0001-01-01", "end_date": "0001-01-02"}, "must be from 1900-01-01"),
+        ({"tz": "localtime"}, "Unknown time zone 'localtime'"),
+        ({"tz": "../../etc/passwd"}, "Unknown time zone"),
     ],
 )
 async def test_invalid_ranges_are_422(

@@ -30,12 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import bindparam, delete, literal_column, select, table, update
 
 from tollway import (
     GRANULARITIES,
+    AnySelect,
     Caller,
     Forbidden,
     Gateway,
@@ -66,23 +67,45 @@ DEFAULT_DAYS = 30
 MEDIA_TYPES = {"csv": "text/csv", "pdf": "application/pdf"}
 """(Litestar adds ``; charset=utf-8`` to the CSV's.)"""
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+FIRST_DAY = date(1900, 1, 1)
+LAST_DAY = date(2999, 12, 31)
+"""The days a report may cover: any business's, far from the calendar's ends (a day
+of year 9999 has no next midnight, one of year 1 no instant in every zone)."""
 _PURGE_INTERVAL = timedelta(minutes=10)
+
+
+_ZONES = frozenset(available_timezones()) - {"localtime", "Factory"}
+"""IANA zones by name: not ``localtime`` (whatever the server's is), nor ``Factory``."""
+_PG_ZONE: AnySelect = (
+    select(literal_column("1"))
+    .select_from(table("pg_timezone_names"))
+    .where(literal_column("name") == bindparam("name"))
+)
 
 
 def zone(name: str) -> ZoneInfo:
     """The IANA zone ``name``; 422 for one ``zoneinfo`` does not know."""
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise UnprocessableEntity(f"Unknown time zone {name!r}: tz must be an IANA zone") from None
+    if name in _ZONES:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    raise UnprocessableEntity(f"Unknown time zone {name!r}: tz must be an IANA zone")
 
 
 def _day(value: str, name: str) -> date:
+    """``value`` as a date of :data:`FIRST_DAY` to :data:`LAST_DAY`; 422 otherwise."""
     if _DATE.fullmatch(value):
         try:
-            return date.fromisoformat(value)
+            day = date.fromisoformat(value)
         except ValueError:
             pass
+        else:
+            if FIRST_DAY <= day <= LAST_DAY:
+                return day
+            raise UnprocessableEntity(
+                f"{name} must be from {FIRST_DAY.isoformat()} to {LAST_DAY.isoformat()}"
+            )
     raise UnprocessableEntity(f"{name} must be a date as YYYY-MM-DD, not {value!r}")
 
 
@@ -183,6 +206,7 @@ class Analytics:
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self._signer: Signer | None = None
         self._last_purge: datetime | None = None
+        self._zones_checked: set[str] = set()
 
     # The catalog and one report -------------------------------------------------------
 
@@ -248,9 +272,20 @@ class Analytics:
         assert granularity in GRANULARITIES  # for the type checker: checked above
         return Period(caller.principal.account_id, start, end, granularity, tz)
 
+    async def known_to_the_database(self, period: Period) -> Period:
+        """``period``, once PostgreSQL (whose zone data may be older than Python's) has
+        said it knows the period's zone; 422 if it does not. Asked once per zone."""
+        key = period.zone.key
+        if self.database.is_sqlite or key in self._zones_checked:
+            return period
+        if await self.database.reads.scalar(_PG_ZONE, name=key) is None:
+            raise UnprocessableEntity(f"Unknown time zone {key!r}: the database has no such zone")
+        self._zones_checked.add(key)
+        return period
+
     async def run(self, caller: Caller, report_id: str, asked: Asked) -> schemas.ReportResult:
         report = self.report(caller, report_id)
-        period = self.period(caller, asked)
+        period = await self.known_to_the_database(self.period(caller, asked))
         return result_of(report, period, await report.compute(self.gateway, period))
 
     # Exports -------------------------------------------------------------------------
@@ -263,7 +298,7 @@ class Analytics:
         if not report.supports_export:
             raise UnprocessableEntity(f"Report {report.id!r} cannot be exported")
         asked = Asked(request.start_date, request.end_date, request.granularity, request.tz)
-        period = self.period(caller, asked)
+        period = await self.known_to_the_database(self.period(caller, asked))
         await self.purge()
         now = self.clock()
         row = Export(
