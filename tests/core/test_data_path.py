@@ -8,12 +8,25 @@ import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import aiosqlite
 import msgspec
 import pytest
-from sqlalchemy import Integer, String, bindparam, func, insert, select, text, update
+from sqlalchemy import (
+    Float,
+    Integer,
+    Numeric,
+    String,
+    bindparam,
+    cast,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -123,6 +136,11 @@ async def test_first_all_and_scalar(database: Database) -> None:
     )
     assert names == [f"item {n}" for n in range(34, 29, -1)]
     assert await reads.scalar(select(func.max(Item.id)).where(_OWNED), account_id=1) == 30
+    # Floats and numerics, which asyncpg's dialect cannot convert before a statement ran.
+    half = select(cast(func.avg(Item.id), Float)).where(_OWNED)
+    assert await reads.scalar(half, account_id=1) == 15.5
+    exact = select(cast(func.avg(Item.id), Numeric(10, 2))).where(_OWNED)
+    assert await reads.scalar(exact, account_id=1) == Decimal("15.50")
 
 
 async def test_literals_typed_parameters_and_expanded_lists(database: Database) -> None:

@@ -41,11 +41,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
-from sqlalchemy import BindParameter, Integer, Select, bindparam, func, select
+from sqlalchemy import BindParameter, Float, Integer, Numeric, Select, bindparam, func, select
 from sqlalchemy.engine import URL, Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.sqltypes import TupleType
+from sqlalchemy.types import TypeEngine
 
 T = TypeVar("T")
 AnySelect: TypeAlias = Select[*tuple[Any, ...]]
@@ -67,6 +68,17 @@ list (0.47 → 0.22 ms per statement; docs/benchmarks.md). With the numbers in t
 each page size and offset is prepared once per connection and runs on its generic plan."""
 PAGE_LIMIT: BindParameter[int] = bindparam("limit", type_=Integer, literal_execute=True)
 """A page's ``LIMIT``: see :data:`PAGE_OFFSET`."""
+
+
+def _result_processor(kind: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any] | None:
+    """What converts a driver's value of a column of ``kind``, or ``None``. PostgreSQL's
+    numeric types choose theirs by the column's database type, which a statement's
+    column does not know before it runs: their values stay as asyncpg gives them
+    (``float`` for a float, ``Decimal`` for a numeric, as SQLAlchemy's would)."""
+    if isinstance(kind, (Numeric, Float)) and dialect.name == "postgresql":
+        return None
+    processor: Callable[[Any], Any] | None = kind._cached_result_processor(dialect, None)
+    return processor
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +127,7 @@ class _Compiled:
             binds.append(_each(convert) if name in arrays else convert)
         names = (*names, *arrays)
         results = tuple(
-            column.type._cached_result_processor(dialect, None)
-            for column in statement.selected_columns
+            _result_processor(column.type, dialect) for column in statement.selected_columns
         )
         return cls(
             compiled,
