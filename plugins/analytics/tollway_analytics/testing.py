@@ -13,6 +13,9 @@ from typing import Any
 
 import httpx
 
+from tollway import Gateway, Report, ReportData, decimal_text
+from tollway.billing import major
+
 PREFIX = "/v1/analytics"
 
 
@@ -52,3 +55,52 @@ async def read_three_ways(
     reader = PdfReader(io.BytesIO(files["pdf"]))
     lines = [line for page in reader.pages for line in page.extract_text().splitlines()]
     return Exported(answer.json(), rows, lines, len(files["csv"]), len(files["pdf"]))
+
+
+def assert_agrees(read: Exported, report: Report, expected: ReportData) -> None:
+    """Check that the three ways give the numbers of ``expected`` (what the report's
+    function computes for the same period, or what the test worked out): the JSON's
+    series and summary, each CSV row (money in cents and as a decimal) and, for
+    reports without durations, each row of the PDF's table."""
+    currency = expected.currency
+    assert read.json["currency"] == currency
+    assert len(read.json["series"]) == len(read.csv) == len(expected.series)
+    table = {line.split()[0]: line.split()[1:] for line in read.pdf_lines if _dated(line)}
+    durations = any(column.kind == "seconds" for column in report.series)
+    for shown, row, item in zip(read.json["series"], read.csv, expected.series, strict=True):
+        day = item["date"].isoformat()
+        assert shown["date"] == row["date"] == day
+        printed = []
+        for column in report.series:
+            value = item[column.name]
+            if column.kind == "money":
+                assert shown[column.name] == major(value, currency or "usd"), (day, column)
+                assert row[f"{column.name}_cents"] == str(value), (day, column)
+                assert row[column.name] == decimal_text(value, currency), (day, column)
+                printed.append(decimal_text(value, currency))
+            else:
+                assert shown[column.name] == value, (day, column)
+                assert row[column.name] == ("" if value is None else str(value)), (day, column)
+                printed.append("\u2013" if value is None else f"{value:,}")
+        if not durations:
+            assert table[day] == printed, day
+    for column in report.summary:
+        value = expected.summary[column.name]
+        if column.kind == "money":
+            value = major(value, currency or "usd")
+        assert read.json["summary"][column.name] == value, column
+
+
+def _dated(line: str) -> bool:
+    head = line.split()[0] if line.split() else ""
+    return len(head) == 10 and head[4] == head[7] == "-" and head[:4].isdigit()
+
+
+async def analytics_key(gateway: Gateway, account_id: int, plan: str = "pro") -> dict[str, str]:
+    """Subscribe ``account_id`` to analytics and give it a key reading and exporting
+    reports: the headers to send it with."""
+    await gateway.accounts.subscribe(account_id, "analytics", plan)
+    created = await gateway.accounts.create_key(
+        account_id, name="reports", scopes=["analytics:reports:read", "analytics:reports:export"]
+    )
+    return {"Authorization": f"Bearer {created.key}"}

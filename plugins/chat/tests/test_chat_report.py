@@ -17,6 +17,7 @@ from chat_client import CHAT, ChatClient, inbox, open_chat
 
 from tollway import Granularity, Period, ReportData
 from tollway.testing import ProductClientFactory, Tenant
+from tollway_analytics.testing import analytics_key, assert_agrees, read_three_ways
 
 
 def utc(text: str) -> datetime:
@@ -97,12 +98,14 @@ class Desk:
 
 @asynccontextmanager
 async def desks(
-    product_client: ProductClientFactory, monkeypatch: pytest.MonkeyPatch
+    product_client: ProductClientFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    plugins: tuple[str, ...] = ("chat",),
 ) -> AsyncIterator[tuple[Desk, Desk]]:
     """The owner's desk and the other account's, one agent each, one clock."""
     clock = Clock()
     monkeypatch.setattr("tollway_chat.service.utcnow", clock)
-    async with open_chat(product_client) as chat:
+    async with open_chat(product_client, plugins=list(plugins)) as chat:
         found = []
         for tenant in (chat.owner, chat.other):
             desk = Desk(chat, clock, tenant, await inbox(chat.gateway, tenant))
@@ -254,3 +257,20 @@ async def test_another_accounts_conversations_are_its_own(
             "resolved": 0,
             "median_first_response_seconds": None,
         }
+
+
+async def test_the_analytics_api_gives_the_same_numbers_as_json_csv_and_pdf(
+    product_client: ProductClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with desks(product_client, monkeypatch, ("chat", "analytics")) as (owner, other):
+        await seed(owner, other)
+        data = await report(owner, date(2025, 3, 4), date(2025, 3, 10), "day", "Asia/Tokyo")
+        gateway = owner.chat.gateway
+        headers = await analytics_key(gateway, owner.tenant.account_id)
+        params = {"start_date": "2025-03-04", "end_date": "2025-03-10", "tz": "Asia/Tokyo"}
+        read = await read_three_ways(owner.chat.client, headers, "chat.conversations", params)
+    assert data.summary["opened"] == 9
+    assert_agrees(read, gateway.registry.reports["chat.conversations"], data)
+    medians = [row["median_first_response_seconds"] for row in read.csv]
+    assert medians[0] == str(data.series[0]["median_first_response_seconds"])
+    assert "" in medians  # a day whose conversations nobody answered

@@ -23,6 +23,7 @@ from launchpad_client import LaunchpadClient, open_launchpad
 from tollway import Gateway, Granularity, Period, ReportData
 from tollway.billing import Interval
 from tollway.testing import ProductClientFactory
+from tollway_analytics.testing import analytics_key, assert_agrees, read_three_ways
 from tollway_launchpad.product import LEDGER
 
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")  # UTC-8, UTC-7 from March 14th 2027
@@ -252,3 +253,27 @@ async def test_a_period_without_subscriptions_has_its_zero_buckets(
     assert report.series == [{"date": date(2027, 3, n), **zero} for n in (1, 2, 3)]
     assert report.summary == zero
     assert report.currency == "usd"
+
+
+async def test_the_analytics_api_gives_the_same_numbers_as_json_csv_and_pdf(
+    product_client: ProductClientFactory,
+) -> None:
+    async with open_launchpad(
+        product_client, plugins=["launchpad", "analytics"], settings={"currency": "eur"}
+    ) as launchpad:
+        shop = await seeded(launchpad)
+        report = await shop.report(*MARCH, "week")
+        headers = await analytics_key(shop.gateway, launchpad.owner.account_id)
+        params = {
+            "start_date": "2027-03-01",
+            "end_date": "2027-03-31",
+            "granularity": "week",
+            "tz": "America/Los_Angeles",
+        }
+        read = await read_three_ways(launchpad.client, headers, "launchpad.subscriptions", params)
+        described = shop.gateway.registry.reports["launchpad.subscriptions"]
+    assert report.summary == {"new": 6, "canceled": 3, "active": 6, "mrr": 4502}
+    assert_agrees(read, described, report)
+    assert read.json["summary"]["mrr"] == 45.02
+    assert read.csv[-1]["mrr_cents"] == "4502"
+    assert read.csv[-1]["mrr"] == "45.02"

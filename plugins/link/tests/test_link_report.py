@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from tollway import Granularity, Period, ReportData
 from tollway.testing import ProductClientFactory
+from tollway_analytics.testing import analytics_key, assert_agrees, read_three_ways
 from tollway_link.models import Link
 
 
@@ -213,3 +214,17 @@ async def test_an_account_without_clicks_has_every_bucket_at_zero(
         nothing = await report(link, date(2025, 5, 1), date(2025, 5, 3), "day", "Asia/Tokyo")
         assert nothing.series == [{"date": date(2025, 5, n), "clicks": 0} for n in range(1, 4)]
         assert nothing.summary == {"clicks": 0, "links": 0}
+
+
+async def test_the_analytics_api_gives_the_same_clicks_as_json_csv_and_pdf(
+    product_client: ProductClientFactory,
+) -> None:
+    async with open_clicks(product_client, plugins=["link", "analytics"]) as link:
+        made = await seed(link)
+        start, end = date(2025, 3, 5), date(2025, 3, 18)
+        data = await report(link, start, end, tz="Asia/Tokyo")
+        assert by_bucket(data) == expected(made, start, end, "day", "Asia/Tokyo")[0]
+        headers = await analytics_key(link.gateway, link.owner.account_id)
+        params = {"start_date": "2025-03-05", "end_date": "2025-03-18", "tz": "Asia/Tokyo"}
+        read = await read_three_ways(link.client, headers, "link.clicks", params)
+        assert_agrees(read, link.gateway.registry.reports["link.clicks"], data)

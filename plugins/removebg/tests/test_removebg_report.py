@@ -16,6 +16,7 @@ from removebg_setup import API, Setup, b64, picture
 
 from tollway import Gateway, Granularity, Period, hookimpl
 from tollway.testing import GatewayFactory, open_product_client
+from tollway_analytics.testing import analytics_key, assert_agrees, read_three_ways
 from tollway_removebg.product import SCOPES
 from tollway_removebg.service import RemoveBg
 
@@ -43,9 +44,11 @@ class OpaquePlugin:
 
 
 @asynccontextmanager
-async def opaque_setup(factory: GatewayFactory) -> AsyncIterator[Setup]:
+async def opaque_setup(
+    factory: GatewayFactory, plugins: tuple[str, ...] = ("removebg",)
+) -> AsyncIterator[Setup]:
     gateway = await factory(
-        plugins=["removebg"],
+        plugins=list(plugins),
         extra_plugins=[("opaque", OpaquePlugin())],
         products={"removebg": {"settings": {"allow_private_urls": True}}},
     )
@@ -140,3 +143,23 @@ async def test_usage_counts_charged_images_by_the_callers_days(
     assert months == ({"credits": 7, "images": 7}, [("2026-02-01", 0, 0), ("2026-03-01", 7, 7)])
     assert in_utc == ({"credits": 2, "images": 2}, [("2026-03-01", 0, 0), ("2026-03-02", 2, 2)])
     assert others == ({"credits": 1, "images": 1}, [("2026-03-01", 1, 1)])
+
+
+async def test_the_analytics_api_gives_the_same_usage_as_json_csv_and_pdf(
+    gateway_factory: GatewayFactory,
+) -> None:
+    async with opaque_setup(gateway_factory, ("removebg", "analytics")) as setup:
+        await _process(setup, utc(2, 10))
+        await _process(setup, utc(2, 11))
+        await _process(setup, utc(4, 9))
+        gateway, owner = setup.gateway, setup.owner.account_id
+        described = gateway.registry.reports["removebg.usage"]
+        data = await described.compute(
+            gateway, Period(owner, date(2026, 3, 1), date(2026, 3, 5), "day", UTC_ZONE)
+        )
+        headers = await analytics_key(gateway, owner)
+        params = {"start_date": "2026-03-01", "end_date": "2026-03-05", "tz": "UTC"}
+        read = await read_three_ways(setup.client, headers, "removebg.usage", params)
+    assert data.summary == {"credits": 3, "images": 3}
+    assert [point["credits"] for point in data.series] == [0, 2, 0, 1, 0]
+    assert_agrees(read, described, data)
