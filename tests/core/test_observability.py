@@ -177,7 +177,9 @@ async def test_readyz_reports_each_backend_ready(gateway_factory: GatewayFactory
 async def test_readyz_follows_a_stopped_redis_and_recovers_without_restart(
     gateway_factory: GatewayFactory, own_redis: RedisServer
 ) -> None:
-    gateway = await _things(gateway_factory, redis_url=own_redis.url, readiness_timeout=0.5)
+    # The timeout bounds the check of a dead backend; it must also let a live one answer
+    # on a loaded CI machine (0.5 s once did not, and "before" was 503).
+    gateway = await _things(gateway_factory, redis_url=own_redis.url, readiness_timeout=2.0)
     async with gateway_client(gateway) as client:
         before = await client.get("/readyz")
         own_redis.stop()

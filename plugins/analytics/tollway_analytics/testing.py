@@ -2,7 +2,8 @@
 gives it (JSON, the CSV export, the PDF export), so a test can check that the numbers
 it seeded through the product's own API are the same in each.
 
-Needs the test extra's pypdf (imported only when a PDF is read)."""
+A pytest plugin (entry point ``pytest11``) so that its imports are the distribution's
+``test`` extra (httpx, pypdf); it adds no hooks or fixtures, only these helpers."""
 
 from __future__ import annotations
 
