@@ -70,11 +70,12 @@ def bench(session: nox.Session) -> None:
     pairs with CPU per request), the public QR API against raw segno, the chat API,
     short link redirects and the point of sale's catalog and orders against the trivial
     route (driven by wrk; links also open loop and analytics over a million clicks, the
-    point of sale its reports over a year of orders), webhook delivery latency and
-    throughput, background removal through the API against rembg called directly,
-    scale-out from 1 to 2 processes with the Redis limiter's round trips, and a
-    10-minute soak of a gateway + worker deployment; see bench/ and
-    docs/benchmarks.md. Results go to bench/results/."""
+    point of sale its reports over a year of orders), the analytics product's reports
+    and exports over a year of orders and a million clicks through its API in process,
+    webhook delivery latency and throughput, background removal through the API
+    against rembg called directly, scale-out from 1 to 2 processes with the Redis
+    limiter's round trips, and a 10-minute soak of a gateway + worker deployment; see
+    bench/ and docs/benchmarks.md. Results go to bench/results/."""
     install(session, "test", "bench")
     session.run("python", "bench/run.py", *session.posargs)
     session.run("python", "bench/paired.py")
@@ -85,6 +86,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "bench/latency.py")
     session.run("python", "bench/links.py")
     session.run("python", "bench/pos.py")
+    session.run("python", "bench/analytics.py")
     session.run("tollway", "removebg", "models", "fetch")
     session.run("python", "bench/removebg.py")
     session.run("python", "bench/scale.py")
