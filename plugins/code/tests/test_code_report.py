@@ -8,9 +8,12 @@ from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from sqlalchemy import select
+
 from tollway import Gateway, Granularity, Period
 from tollway.testing import ProductClient, ProductClientFactory, Tenant
 from tollway_code.counter import GenerationCounter
+from tollway_code.models import Generated
 
 KATHMANDU = ZoneInfo("Asia/Kathmandu")  # UTC+05:45: its midnight is 18:15 UTC
 UTC_ZONE = ZoneInfo("UTC")
@@ -101,3 +104,28 @@ async def test_usage_counts_generated_codes_by_the_callers_days(
     assert months == (_totals(10, 7, 3), [("2026-05-01", 1, 0, 1), ("2026-06-01", 9, 7, 2)])
     assert in_utc == (_totals(2, 1, 1), [("2026-05-31", 2, 1, 1), ("2026-06-01", 0, 0, 0)])
     assert others == (_totals(2, 2, 0), [("2026-06-01", 2, 2, 0)])
+
+
+async def test_counts_wait_in_memory_until_a_flush_and_a_stop_writes_them(
+    product_client: ProductClientFactory,
+) -> None:
+    async def stored(gateway: Gateway) -> list[tuple[int, int, int]]:
+        async with gateway.database.transaction() as session:
+            rows = await session.execute(
+                select(Generated.account_id, Generated.qr, Generated.barcodes)
+            )
+            return [tuple(row) for row in rows]
+
+    async with product_client("code") as code:
+        counter = code.gateway.service(GenerationCounter)
+        await counter.stop()  # no flush every second: this test flushes itself
+        await _generate(code, utc(6, 1, 9), "/qr", {"data": "one"})
+        await _generate(code, utc(6, 1, 9, 5), "/qr", {"data": "two"})
+        # A request writes nothing: the count is in the process's memory.
+        assert await stored(code.gateway) == []
+        await counter.flush()
+        owner = code.owner.account_id
+        assert await stored(code.gateway) == [(owner, 2, 0)]
+        await _generate(code, utc(6, 1, 9, 10), "/barcode", BARCODE)
+        await counter.stop()  # what the gateway's stop does: the last counts written
+        assert await stored(code.gateway) == [(owner, 2, 1)]
