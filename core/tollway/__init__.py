@@ -103,7 +103,7 @@ from tollway.reports import (
     utc_instant,
 )
 from tollway.scopes import ScopeChecker
-from tollway.secrets import deployment_secret
+from tollway.secrets import deployment_secret, signature
 from tollway.segmentation import Segmenter
 from tollway.settings import Settings, load_settings
 from tollway.webhooks import (
@@ -247,6 +247,7 @@ __all__ = [
     "renew",
     "service_of",
     "shown",
+    "signature",
     "summed_by_day",
     "utc_instant",
     "utcnow",

@@ -8,6 +8,8 @@ for and stores it in the database, so every process of the deployment reads the 
 
 from __future__ import annotations
 
+import base64
+import hmac
 import secrets
 
 from sqlalchemy import select
@@ -37,3 +39,12 @@ async def deployment_secret(database: Database, name: str, *, nbytes: int = 32) 
         )
     assert stored is not None
     return stored
+
+
+def signature(key: bytes, *parts: object) -> str:
+    """HMAC-SHA256 under ``key`` of ``parts`` joined by dots, as unpadded URL-safe
+    base64 (43 characters): what a signed URL or token carries. Compare with
+    :func:`hmac.compare_digest`."""
+    message = ".".join(str(part) for part in parts).encode()
+    digest = hmac.digest(key, message, "sha256")
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")

@@ -13,7 +13,6 @@ invoice as it stands (its status, paid date), the same bytes for the same invoic
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
 import hmac
 import re
@@ -34,6 +33,7 @@ from tollway import (
     PublicOrigin,
     deployment_secret,
     etag_matches,
+    signature,
     visitor_access,
 )
 from tollway.billing import BillingInvoice
@@ -69,8 +69,7 @@ class InvoicePdfs:
             secret = self.settings.invoice_pdf_secret
             secret = secret or await deployment_secret(self.gateway.database, SECRET)
             self._key = secret.encode()
-        digest = hmac.digest(self._key, f"{uid}.{account_id}.{expires}".encode(), "sha256")
-        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+        return signature(self._key, uid, account_id, expires)
 
     async def link(self, scope: Any, uid: str, account_id: int) -> tuple[str, datetime]:
         """The invoice's PDF link on the gateway's public origin, and when it expires."""

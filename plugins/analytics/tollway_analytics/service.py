@@ -20,8 +20,6 @@ and ``GET /v1/analytics/exports/{id}`` says when its URL is ready.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import logging
 import re
@@ -48,6 +46,7 @@ from tollway import (
     UnprocessableEntity,
     deployment_secret,
     shown,
+    signature,
 )
 from tollway_analytics import schemas
 from tollway_analytics.exports import csv_bytes, pdf_bytes
@@ -124,15 +123,12 @@ class Signer:
     secret: bytes
 
     def signature(self, export_id: str, account_id: int, expires: int) -> str:
-        message = f"{export_id}.{account_id}.{expires}".encode()
-        digest = hmac.new(self.secret, message, hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+        return signature(self.secret, export_id, account_id, expires)
 
     def token(self, export_id: str, account_id: int, expires_at: datetime) -> str:
         expires = int(expires_at.timestamp())
-        return (
-            f"{export_id}.{account_id}.{expires}.{self.signature(export_id, account_id, expires)}"
-        )
+        signed = self.signature(export_id, account_id, expires)
+        return f"{export_id}.{account_id}.{expires}.{signed}"
 
     def verify(self, token: str, now: datetime) -> tuple[str, int]:
         """The export and account a genuine, unexpired ``token`` names; 403 otherwise."""

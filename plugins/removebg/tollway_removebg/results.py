@@ -10,8 +10,6 @@ Expired rows are deleted at start-up and, at most every ten minutes, after stori
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
@@ -20,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tollway import ApiError, Reads
+from tollway import ApiError, Reads, signature
 from tollway_removebg.images import Rendered
 from tollway_removebg.models import Result
 
@@ -47,8 +45,7 @@ class Signer:
     secret: bytes
 
     def _signature(self, result_id: str, expires: int) -> str:
-        digest = hmac.new(self.secret, f"{result_id}.{expires}".encode(), hashlib.sha256)
-        return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+        return signature(self.secret, result_id, expires)
 
     def url(self, base_url: str, result_id: str, expires_at: datetime) -> str:
         expires = int(expires_at.timestamp())

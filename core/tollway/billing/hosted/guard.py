@@ -10,7 +10,6 @@ accepts a form another rendered.
 
 from __future__ import annotations
 
-import base64
 import hmac
 import re
 import secrets
@@ -19,7 +18,7 @@ from typing import Any
 
 from tollway.db import Database, utcnow
 from tollway.net import PublicOrigin
-from tollway.secrets import deployment_secret
+from tollway.secrets import deployment_secret, signature
 
 NONCE = re.compile(r"[A-Za-z0-9_-]{22}")
 """A cookie's nonce: ``secrets.token_urlsafe(16)``."""
@@ -53,8 +52,7 @@ class FormGuard:
         page stores of its session: never the session id itself)."""
         if self._key is None:
             self._key = (await deployment_secret(self.database, self.secret)).encode()
-        digest = hmac.digest(self._key, f"{subject}.{nonce}".encode(), "sha256")
-        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+        return signature(self._key, subject, nonce)
 
     def set_cookie(
         self, scope: Any, session_id: str, nonce: str, expires_at: datetime
