@@ -20,6 +20,7 @@ and ``GET /v1/analytics/exports/{id}`` says when its URL is ready.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import re
@@ -159,7 +160,7 @@ _EXPORT = select(
     Export.created_at,
     Export.expires_at,
 ).where(Export.id == bindparam("id"), Export.account_id == bindparam("account_id"))
-_DOWNLOAD = select(Export.format, Export.report_id, Export.content, Export.expires_at).where(
+_DOWNLOAD = select(Export.format, Export.report_id, Export.content).where(
     Export.id == bindparam("id"),
     Export.account_id == bindparam("account_id"),
     Export.status == "ready",
@@ -168,6 +169,8 @@ _DOWNLOAD = select(Export.format, Export.report_id, Export.content, Export.expir
 
 @dataclass(frozen=True, slots=True)
 class _Row:
+    """An export as :data:`_EXPORT` reads it (the stored :class:`Export` has these too)."""
+
     id: str
     account_id: int
     report_id: str
@@ -187,7 +190,7 @@ class Download:
     content: bytes
 
 
-def _download(format: str, report_id: str, content: bytes | None, expires_at: Any) -> Download:
+def _download(format: str, report_id: str, content: bytes | None) -> Download:
     return Download(MEDIA_TYPES[format], f"{report_id}.{format}", content or b"")
 
 
@@ -313,7 +316,7 @@ class Analytics:
             async with self.database.transaction() as session:
                 session.add(row)
             await self.gateway.jobs.enqueue(JOB, export_id=row.id)
-            return await self._shown(_Row(**_fields(row)), base_url)
+            return await self._shown(row, base_url)
         content = await self._render(report, period, request.format)
         row.status = "ready"
         row.content = content
@@ -321,35 +324,44 @@ class Analytics:
         row.expires_at = now + URL_LIFETIME
         async with self.database.transaction() as session:
             session.add(row)
-        return await self._shown(_Row(**_fields(row)), base_url)
+        return await self._shown(row, base_url)
 
     async def make(self, export_id: str) -> None:
-        """The job: render a pending export and keep its file (or why it failed)."""
+        """The job: render a pending export and keep its file (or why it failed). The
+        rendering holds no transaction; the result is kept only while still pending."""
         async with self.database.transaction() as session:
             row = await session.get(Export, export_id)
-            if row is None or row.status != "pending":
-                return
-            report = self.gateway.registry.reports.get(row.report_id)
-            try:
-                if report is None:
-                    raise LookupError(f"report {row.report_id!r} is no longer installed")
-                period = Period(
-                    row.account_id,
-                    date.fromisoformat(row.start_date),
-                    date.fromisoformat(row.end_date),
-                    row.granularity,  # type: ignore[arg-type]  # stored checked
-                    ZoneInfo(row.tz),
-                )
-                content = await self._render(report, period, row.format)
-            except Exception as error:
-                log.exception("analytics export %s failed", export_id)
-                row.status = "failed"
-                row.error = str(error)[:500]
-                return
-            row.status = "ready"
-            row.content = content
-            row.file_size_bytes = len(content)
-            row.expires_at = self.clock() + URL_LIFETIME
+        if row is None or row.status != "pending":
+            return
+        report = self.gateway.registry.reports.get(row.report_id)
+        made: dict[str, Any]
+        try:
+            if report is None:
+                raise LookupError(f"report {row.report_id!r} is no longer installed")
+            period = Period(
+                row.account_id,
+                date.fromisoformat(row.start_date),
+                date.fromisoformat(row.end_date),
+                row.granularity,  # type: ignore[arg-type]  # stored checked
+                ZoneInfo(row.tz),
+            )
+            content = await self._render(report, period, row.format)
+        except Exception as error:
+            log.exception("analytics export %s failed", export_id)
+            made = {"status": "failed", "error": str(error)[:500]}
+        else:
+            made = {
+                "status": "ready",
+                "content": content,
+                "file_size_bytes": len(content),
+                "expires_at": self.clock() + URL_LIFETIME,
+            }
+        async with self.database.transaction() as session:
+            await session.execute(
+                update(Export)
+                .where(Export.id == export_id, Export.status == "pending")
+                .values(**made)
+            )
 
     async def status(self, account_id: int, export_id: str, base_url: str) -> schemas.Export:
         row = await self.database.reads.first(_EXPORT, _Row, id=export_id, account_id=account_id)
@@ -398,11 +410,13 @@ class Analytics:
         return self._signer
 
     async def _render(self, report: Report, period: Period, format: str) -> bytes:
+        """The file: computed on the loop, rendered in a thread (a year's PDF takes a
+        quarter of a second of fpdf2, which would hold up every other request)."""
         data = await report.compute(self.gateway, period)
         render = csv_bytes if format == "csv" else pdf_bytes
-        return render(report, data, period)
+        return await asyncio.to_thread(render, report, data, period)
 
-    async def _shown(self, row: _Row, base_url: str) -> schemas.Export:
+    async def _shown(self, row: _Row | Export, base_url: str) -> schemas.Export:
         url = None
         if row.status == "ready" and row.expires_at is not None:
             signer = await self.signer()
@@ -436,7 +450,3 @@ def result_of(report: Report, period: Period, data: ReportData) -> schemas.Repor
 
 def _by_id(report: Report) -> str:
     return report.id
-
-
-def _fields(row: Export) -> dict[str, Any]:
-    return {name: getattr(row, name) for name in _Row.__dataclass_fields__}
